@@ -1,0 +1,14 @@
+"""kcm: Python's client-go plus controller-runtime.
+
+Layers (imports point down only)::
+
+    cli > controllers > runtime > {informers, workqueue, leaderelection} > client > models
+        > {errors, clock}
+
+``kcm.apiserver`` (the embedded Kubernetes-compatible API server) and ``kcm.testing`` sit
+beside the library; nothing in the library imports them.
+"""
+
+from ._version import __version__ as __version__
+
+__all__ = ["__version__"]

@@ -1,0 +1,25 @@
+"""Entry point of the ``kcm`` console script."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from .._version import __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kcm",
+        description="kcm: a Kubernetes controller manager written on a Python client-go.",
+    )
+    parser.add_argument("--version", action="version", version=f"kcm {__version__}")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``kcm`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    parser = build_parser()
+    parser.parse_args(argv)
+    parser.print_help()
+    return 0

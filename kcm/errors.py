@@ -1,0 +1,346 @@
+"""The one exception hierarchy of kcm.
+
+Every error kcm raises on purpose is a :class:`KcmError`. HTTP failures are turned into these
+types in exactly one place (``kcm.client``), so callers never see an httpx exception::
+
+    KcmError
+    ├── ConfigError                 bad kubeconfig / in-cluster environment / exec plugin
+    ├── TransportError              the server could not be reached (names the server)   [retryable]
+    │   └── RequestTimeout          no answer within the client timeout                 [retryable]
+    ├── ApiError                    the server answered with a failure Status
+    │   ├── BadRequest              400
+    │   ├── Unauthorized            401 (credentials are refreshed and the request retried once)
+    │   ├── Forbidden               403
+    │   ├── NotFound                404
+    │   ├── MethodNotAllowed        405
+    │   ├── AlreadyExists           409, reason AlreadyExists
+    │   ├── Conflict                409, stale resourceVersion: re-read and retry
+    │   ├── ResourceExpired         410, "too old resource version" / expired continue: relist
+    │   ├── Invalid                 422, with per-field causes
+    │   ├── TooManyRequests         429, with retry_after                                [retryable]
+    │   ├── InternalError           500                                                 [retryable]
+    │   ├── ServiceUnavailable      503                                                 [retryable]
+    │   └── ServerTimeout           504 or reason Timeout                               [retryable]
+    │       └── ResourceVersionTooLarge   the server has not caught up with a resourceVersion
+    ├── DecodeError                 a response body did not match the expected type
+    │   └── WatchDecodeError        one malformed line in a watch stream (carries the line)
+    ├── ShutDown                    a work queue was shut down
+    └── LeaderElectionLost          this process lost (or never held) the leader lease
+
+``retryable`` on each class tells generic retry loops whether trying the same request again
+can succeed without anything else changing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = [
+    "AlreadyExists",
+    "ApiError",
+    "BadRequest",
+    "ConfigError",
+    "Conflict",
+    "DecodeError",
+    "Forbidden",
+    "InternalError",
+    "Invalid",
+    "KcmError",
+    "LeaderElectionLost",
+    "MethodNotAllowed",
+    "NotFound",
+    "RequestTimeout",
+    "ResourceExpired",
+    "ResourceVersionTooLarge",
+    "ServerTimeout",
+    "ServiceUnavailable",
+    "ShutDown",
+    "StatusCause",
+    "TooManyRequests",
+    "TransportError",
+    "Unauthorized",
+    "WatchDecodeError",
+    "api_error_from_status",
+]
+
+
+class KcmError(Exception):
+    """Base class of every error kcm raises on purpose."""
+
+    retryable: ClassVar[bool] = False
+
+
+class ConfigError(KcmError):
+    """The client configuration could not be loaded.
+
+    The message names the file, context or field at fault and says what to do about it.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        context: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        where = ", ".join(
+            part
+            for part in (
+                f"file {path!r}" if path else "",
+                f"context {context!r}" if context else "",
+                f"field {field!r}" if field else "",
+            )
+            if part
+        )
+        super().__init__(f"{message} ({where})" if where else message)
+        self.path = path
+        self.context = context
+        self.field = field
+
+
+class TransportError(KcmError):
+    """The API server could not be reached (connection refused, reset, TLS failure...)."""
+
+    retryable = True
+
+    def __init__(self, message: str, *, server: str | None = None) -> None:
+        super().__init__(f"{message} (server {server})" if server else message)
+        self.server = server
+
+
+class RequestTimeout(TransportError):
+    """The server did not answer within the client-side timeout."""
+
+
+class StatusCause:
+    """One cause of an ``Invalid`` (or other) Status: which field, why, and a message."""
+
+    __slots__ = ("field", "message", "reason")
+
+    def __init__(self, *, reason: str = "", message: str = "", field: str = "") -> None:
+        self.reason = reason
+        self.message = message
+        self.field = field
+
+    def __repr__(self) -> str:
+        return f"StatusCause(reason={self.reason!r}, message={self.message!r}, field={self.field!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StatusCause) and (self.reason, self.message, self.field) == (
+            other.reason,
+            other.message,
+            other.field,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.reason, self.message, self.field))
+
+
+class ApiError(KcmError):
+    """The API server answered with a failure ``Status``.
+
+    Attributes:
+        code: the HTTP status code (``Status.code``).
+        reason: the machine-readable ``Status.reason`` (``NotFound``, ``Conflict`` ...).
+        message: the human-readable ``Status.message``.
+        status: the whole Status object as a dict, exactly as the server sent it.
+        causes: ``Status.details.causes``, e.g. the fields an ``Invalid`` object got wrong.
+    """
+
+    default_code: ClassVar[int] = 0
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: int | None = None,
+        reason: str = "",
+        status: dict[str, Any] | None = None,
+        causes: list[StatusCause] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code if code is not None else self.default_code
+        self.reason = reason
+        self.status: dict[str, Any] = status if status is not None else {}
+        self.causes: list[StatusCause] = causes or []
+
+    def __str__(self) -> str:
+        text = f"{self.code} {self.reason}: {self.message}" if self.reason else self.message
+        if self.causes:
+            text += " [" + "; ".join(f"{c.field}: {c.message}" for c in self.causes) + "]"
+        return text
+
+
+class BadRequest(ApiError):
+    default_code = 400
+
+
+class Unauthorized(ApiError):
+    default_code = 401
+
+
+class Forbidden(ApiError):
+    default_code = 403
+
+
+class NotFound(ApiError):
+    default_code = 404
+
+
+class MethodNotAllowed(ApiError):
+    default_code = 405
+
+
+class AlreadyExists(ApiError):
+    default_code = 409
+
+
+class Conflict(ApiError):
+    """409: the object changed since it was read. Re-read it and apply the change again."""
+
+    default_code = 409
+
+
+class ResourceExpired(ApiError):
+    """410: the resourceVersion or continue token is older than the server's history. Relist."""
+
+    default_code = 410
+
+
+class Invalid(ApiError):
+    """422: the object failed validation; ``causes`` names each bad field."""
+
+    default_code = 422
+
+
+class TooManyRequests(ApiError):
+    """429: the server is throttling. ``retry_after`` is its hint in seconds (or None)."""
+
+    default_code = 429
+    retryable = True
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.retry_after = retry_after
+
+
+class InternalError(ApiError):
+    default_code = 500
+    retryable = True
+
+
+class ServiceUnavailable(ApiError):
+    default_code = 503
+    retryable = True
+
+
+class ServerTimeout(ApiError):
+    default_code = 504
+    retryable = True
+
+
+class ResourceVersionTooLarge(ServerTimeout):
+    """The server has not yet caught up with the requested resourceVersion; retry later."""
+
+
+class DecodeError(KcmError):
+    """A response body did not match the expected type (the message keeps msgspec's JSON path)."""
+
+
+class WatchDecodeError(DecodeError):
+    """One line of a watch stream was not a valid watch event. The stream is not resumed.
+
+    Attributes:
+        line: the offending line (truncated to 1 KiB).
+    """
+
+    def __init__(self, message: str, *, line: bytes = b"") -> None:
+        super().__init__(message)
+        self.line = line[:1024]
+
+
+class ShutDown(KcmError):
+    """The work queue was shut down; no more items will be handed out."""
+
+
+class LeaderElectionLost(KcmError):
+    """Leadership was lost (or never acquired) while leader-only work was running."""
+
+
+_BY_REASON: dict[str, type[ApiError]] = {
+    "BadRequest": BadRequest,
+    "Unauthorized": Unauthorized,
+    "Forbidden": Forbidden,
+    "NotFound": NotFound,
+    "MethodNotAllowed": MethodNotAllowed,
+    "AlreadyExists": AlreadyExists,
+    "Conflict": Conflict,
+    "Gone": ResourceExpired,
+    "Expired": ResourceExpired,
+    "Invalid": Invalid,
+    "TooManyRequests": TooManyRequests,
+    "InternalError": InternalError,
+    "ServiceUnavailable": ServiceUnavailable,
+    "Timeout": ServerTimeout,
+    "ServerTimeout": ServerTimeout,
+}
+
+_BY_CODE: dict[int, type[ApiError]] = {
+    400: BadRequest,
+    401: Unauthorized,
+    403: Forbidden,
+    404: NotFound,
+    405: MethodNotAllowed,
+    409: Conflict,
+    410: ResourceExpired,
+    422: Invalid,
+    429: TooManyRequests,
+    500: InternalError,
+    503: ServiceUnavailable,
+    504: ServerTimeout,
+}
+
+
+def api_error_from_status(
+    status: dict[str, Any], *, code: int | None = None, retry_after: float | None = None
+) -> ApiError:
+    """Build the most specific :class:`ApiError` for a ``Status`` dict.
+
+    The reason decides first (a 409 may be ``AlreadyExists`` or ``Conflict``), then the code.
+    A 504 (or reason ``Timeout``) whose causes include ``ResourceVersionTooLarge`` becomes
+    :class:`ResourceVersionTooLarge`.
+    """
+    reason = str(status.get("reason") or "")
+    status_code = int(status.get("code") or code or 0)
+    message = str(status.get("message") or reason or f"HTTP {status_code}")
+    details = status.get("details") or {}
+    causes = [
+        StatusCause(
+            reason=str(c.get("reason", "")),
+            message=str(c.get("message", "")),
+            field=str(c.get("field", "")),
+        )
+        for c in (details.get("causes") or [])
+        if isinstance(c, dict)
+    ]
+    cls = _BY_REASON.get(reason) or _BY_CODE.get(status_code) or ApiError
+    if cls is ServerTimeout and (
+        any(c.reason == "ResourceVersionTooLarge" for c in causes)
+        or "too large resource version" in message.lower()
+    ):
+        cls = ResourceVersionTooLarge
+    if cls is TooManyRequests:
+        if retry_after is None:
+            hint = details.get("retryAfterSeconds")
+            retry_after = float(hint) if isinstance(hint, int | float) else None
+        return TooManyRequests(
+            message,
+            retry_after=retry_after,
+            code=status_code or 429,
+            reason=reason,
+            status=status,
+            causes=causes,
+        )
+    return cls(message, code=status_code or None, reason=reason, status=status, causes=causes)
