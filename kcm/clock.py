@@ -17,7 +17,7 @@ from typing import Protocol, runtime_checkable
 
 import anyio
 
-__all__ = ["SYSTEM_CLOCK", "Clock", "SystemClock", "move_on_at", "move_on_after"]
+__all__ = ["SYSTEM_CLOCK", "Clock", "SystemClock", "move_on_after", "move_on_at"]
 
 
 @runtime_checkable

@@ -124,7 +124,9 @@ class StatusCause:
         self.field = field
 
     def __repr__(self) -> str:
-        return f"StatusCause(reason={self.reason!r}, message={self.message!r}, field={self.field!r})"
+        return (
+            f"StatusCause(reason={self.reason!r}, message={self.message!r}, field={self.field!r})"
+        )
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, StatusCause) and (self.reason, self.message, self.field) == (
