@@ -1,0 +1,107 @@
+"""The layering rule of docs/architecture.md, checked by machine.
+
+Imports point down only: cli > controllers > runtime > {informers, workqueue, leaderelection} >
+client > models > {errors, clock, selectors}. informers, workqueue and leaderelection do not
+import each other; nothing in the library imports kcm.apiserver or kcm.testing.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "kcm"
+
+# Layer of each top-level part of kcm; a module may import only parts of a lower layer or its own.
+RANK: dict[str, int] = {
+    "errors": 0,
+    "clock": 0,
+    "_version": 0,
+    "_log": 0,
+    "selectors": 1,
+    "models": 1,
+    "client": 2,
+    "informers": 3,
+    "workqueue": 3,
+    "leaderelection": 3,
+    "runtime": 4,
+    "cloudprovider": 4,
+    "controllers": 5,
+    "simulation": 6,
+    "apiserver": 6,
+    "testing": 7,
+    "cli": 8,
+    "__init__": 9,
+    "__main__": 9,
+}
+# Parts beside the library: they may import anything below them, but the library may not
+# import them (only cli, testing and each other may).
+BESIDE = {"apiserver", "simulation", "testing"}
+ALLOWED_TO_IMPORT_BESIDE = {"cli", "testing", "apiserver", "simulation"}
+# selectors may use models' Structs and models may use selectors: they are one layer.
+INDEPENDENT = {"informers", "workqueue", "leaderelection"}
+
+
+def _part_of(path: Path) -> str:
+    rel = path.relative_to(ROOT)
+    return rel.parts[0].removesuffix(".py")
+
+
+def _imported_parts(path: Path, package: str | None = None) -> set[tuple[str, int]]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    if package is None:
+        package = ".".join(("kcm", *path.relative_to(ROOT).parent.parts))
+    found: set[tuple[str, int]] = set()
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join([*base, node.module] if node.module else base)
+            else:
+                mod = node.module or ""
+            names = [mod]
+            if mod == "kcm":
+                names = [f"kcm.{alias.name}" for alias in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "kcm" and len(parts) > 1:
+                found.add((parts[1], node.lineno))
+    return found
+
+
+MODULES = sorted(ROOT.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[str(p.relative_to(ROOT)) for p in MODULES])
+def test_imports_point_down(path: Path) -> None:
+    here = _part_of(path)
+    assert here in RANK, f"{here} is not placed in a layer: add it to RANK in {__file__}"
+    problems = []
+    for part, line in _imported_parts(path):
+        if part == here:
+            continue
+        if part not in RANK:
+            problems.append(f"line {line}: imports unknown part kcm.{part}")
+        elif part in BESIDE and here not in ALLOWED_TO_IMPORT_BESIDE:
+            problems.append(f"line {line}: the library must not import kcm.{part}")
+        elif here in INDEPENDENT and part in INDEPENDENT:
+            problems.append(f"line {line}: {here} and {part} must stay independent")
+        elif RANK[part] > RANK[here] and {here, part} != {"models", "selectors"}:
+            problems.append(
+                f"line {line}: kcm.{here} (layer {RANK[here]}) imports upward kcm.{part}"
+            )
+    assert not problems, f"{path.relative_to(ROOT)}:\n" + "\n".join(problems)
+
+
+def test_checker_sees_relative_and_absolute_imports(tmp_path: Path) -> None:
+    """The checker itself must notice an upward import, or the rule above proves nothing."""
+    probe = tmp_path / "_probe.py"
+    probe.write_text("from ..client import ApiClient\nimport kcm.runtime\nfrom kcm import errors\n")
+    found = {part for part, _ in _imported_parts(probe, package="kcm.models")}
+    assert found == {"client", "runtime", "errors"}
