@@ -1,4 +1,4 @@
-"""kcm's shipped test kit: a fake clock now; the embedded API server fixture joins it."""
+"""kcm's shipped test kit: a fake clock, and (through the pytest plugin) the embedded API server."""
 
 from ._clock import FakeClock as FakeClock
 

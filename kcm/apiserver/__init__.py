@@ -1,0 +1,11 @@
+"""An embedded, Kubernetes-compatible API server in pure Python (kcm's envtest).
+
+``async with ApiServer() as server:`` serves the Kubernetes REST protocol on loopback, so the
+kcm client, the official ``kubernetes`` client and ``kubectl`` work against it unchanged.
+See docs/apiserver.md for what it implements and how it differs from kube-apiserver.
+"""
+
+from ._faults import Faults as Faults
+from ._server import ApiServer as ApiServer
+
+__all__ = ["ApiServer", "Faults"]

@@ -1,0 +1,63 @@
+"""Label and field selectors for list and watch: one matcher per request.
+
+Parsing is ``kcm.selectors``; which fields each kind can be selected by comes from
+``kcm.apiserver._fields`` when it is importable (the table below is the stand-in).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kcm.selectors import FieldSelector, LabelSelector
+
+from ._fields import FieldSelectorNotSupported, field_getter, validate_field_selector
+from ._registry import Resource
+from ._status import StatusError
+
+__all__ = ["build_matcher"]
+
+Obj = dict[str, Any]
+Matcher = Callable[[Obj], bool]
+
+
+def _parse_fields(selector: str, resource: Resource) -> Matcher:
+    extra: tuple[str, ...] = ()
+    if resource.crd is not None:
+        extra = tuple(
+            str(f.get("jsonPath", "")) for f in resource.crd.get("selectableFields") or ()
+        )
+    parsed = FieldSelector.parse(selector)
+    try:
+        validate_field_selector(parsed, resource.group, resource.kind, extra=extra)
+    except FieldSelectorNotSupported as exc:
+        raise StatusError.from_status(exc.to_status()) from exc
+    group, kind = resource.group, resource.kind
+    return lambda obj: parsed.matches(field_getter(obj, group, kind, extra=extra))
+
+
+def build_matcher(resource: Resource, labels: str, fields: str) -> Matcher | None:
+    """One predicate over whole objects for a ``labelSelector`` and ``fieldSelector``.
+
+    Returns None when both are empty (everything matches).
+
+    Raises:
+        StatusError: 400 BadRequest for a selector that does not parse or names a field this
+            kind cannot be selected by.
+    """
+    if not labels.strip() and not fields.strip():
+        return None
+    try:
+        label_match = LabelSelector.parse(labels).matches if labels.strip() else None
+        field_match = _parse_fields(fields, resource) if fields.strip() else None
+    except StatusError:
+        raise
+    except Exception as exc:
+        raise StatusError.bad_request(f"unable to parse selector: {exc}") from exc
+
+    def matches(obj: Obj) -> bool:
+        if label_match is not None and not label_match(obj.get("metadata", {}).get("labels") or {}):
+            return False
+        return field_match is None or field_match(obj)
+
+    return matches

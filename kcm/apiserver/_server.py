@@ -1,0 +1,352 @@
+"""``ApiServer``: the embedded API server's lifecycle (serve, restart, kubeconfig, TLS)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import tempfile
+from contextlib import AsyncExitStack
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import anyio
+import yaml
+from anyio.abc import TaskStatus
+
+from kcm.clock import SYSTEM_CLOCK, Clock
+
+from ._app import App
+from ._discovery import Discovery
+from ._faults import Faults
+from ._registry import Registry
+from ._rest import Rest
+from ._store import Backend, MemoryBackend, SqliteBackend, Store
+
+__all__ = ["ApiServer"]
+
+log = logging.getLogger(__name__)
+
+_BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+class ApiServer:
+    """An in-process, Kubernetes-compatible API server on loopback.
+
+    Use it as an async context manager; on entry it listens (``port=0`` picks a free port) and
+    serves until exit::
+
+        async with ApiServer() as server:
+            config = server.client_config()
+            server.write_kubeconfig("kubeconfig")   # for kubectl --kubeconfig kubeconfig
+
+    Args:
+        data_dir: keep state in SQLite under this directory (survives restarts); None keeps it
+            in memory.
+        port: TCP port; 0 picks a free one (see :attr:`url`).
+        host: address to listen on. Loopback by default; anything else is reachable from the
+            network, so pair it with ``token``/``tls``.
+        token: when set, every request must carry ``Authorization: Bearer <token>``.
+        tls: serve HTTPS with a freshly generated self-signed CA (its PEM is in
+            :attr:`ca_pem`, the kubeconfig and the client config).
+        clock: stamps object timestamps and times watch timeouts and bookmarks.
+        history: how many events the watch history keeps (older watches get 410).
+        bookmark_interval: seconds between BOOKMARK events on watches that allow them.
+        watch_buffer: events queued for one watcher before it is dropped as too slow.
+
+    Guarantees:
+        Every write gets the next value of one global resourceVersion counter; a watch from a
+        resourceVersion in the history window sees every later event exactly once, in order.
+        A slow watcher never slows writers: it is disconnected when its buffer fills.
+    """
+
+    def __init__(
+        self,
+        data_dir: str | os.PathLike[str] | None = None,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        token: str | None = None,
+        tls: bool = False,
+        clock: Clock | None = None,
+        *,
+        history: int = 10_000,
+        bookmark_interval: float = 60.0,
+        watch_buffer: int = 10_000,
+    ) -> None:
+        self.data_dir = Path(data_dir) if data_dir is not None else None
+        self.host = host
+        self.port = port
+        self.token = token
+        self.tls = tls
+        self.clock = clock or SYSTEM_CLOCK
+        self._history = history
+        self._watch_buffer = watch_buffer
+        self.registry = Registry()
+        self.store = self._open_store(None)
+        self.faults = Faults(lambda: self.store)
+        self.rest = Rest(self.store, self.registry, self.clock)
+        self.discovery = Discovery(self.registry)
+        self.app = App(
+            self.store,
+            self.rest,
+            self.discovery,
+            self.faults,
+            self.clock,
+            token=token,
+            bookmark_interval=bookmark_interval,
+        )
+        self._sock: socket.socket | None = None
+        self._stack: AsyncExitStack | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._shutdown: anyio.Event | None = None
+        self._stopped: anyio.Event | None = None
+        self._tls_dir: tempfile.TemporaryDirectory[str] | None = None
+        self.ca_pem: bytes | None = None
+        self._certfile = ""
+        self._keyfile = ""
+        self._bootstrap()
+
+    # -- storage ---------------------------------------------------------------------------
+
+    def _open_store(self, previous: Store | None) -> Store:
+        backend: Backend
+        if self.data_dir is not None:
+            backend = SqliteBackend(self.data_dir)
+        elif previous is not None:
+            backend = _Carried(previous)
+        else:
+            backend = MemoryBackend()
+        return Store(backend, history=self._history, watch_buffer=self._watch_buffer)
+
+    def _bootstrap(self) -> None:
+        """Load CRDs from storage and create the namespaces every cluster has."""
+        for crd in self.store.objects.get(
+            ("apiextensions.k8s.io", "customresourcedefinitions"), {}
+        ).values():
+            self.registry.set_crd(crd)
+        ns_res = self.registry.lookup("", "v1", "namespaces")
+        assert ns_res is not None
+        for name in _BUILTIN_NAMESPACES:
+            if self.store.get(ns_res.storage_key, "", name) is None:
+                self.rest.create(ns_res, None, {"metadata": {"name": name}}, {})
+
+    # -- addresses and configs -------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """``http(s)://host:port`` of the running server."""
+        scheme = "https" if self.tls else "http"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{scheme}://{host}:{self.port}"
+
+    def client_config(self) -> Any:
+        """A ``kcm.client.ClientConfig`` for this server (a plain dict if kcm.client is absent)."""
+        fields: dict[str, Any] = {"server": self.url}
+        if self.token:
+            fields["token"] = self.token
+        if self.ca_pem is not None:
+            fields["certificate_authority_data"] = self.ca_pem
+        try:
+            from kcm.client import ClientConfig
+        except ImportError:
+            return fields
+        return ClientConfig(**fields, source="kcm.apiserver")
+
+    def kubeconfig(self) -> dict[str, Any]:
+        """A kubeconfig (as a dict) whose current context is this server."""
+        cluster: dict[str, Any] = {"server": self.url}
+        if self.ca_pem is not None:
+            import base64
+
+            cluster["certificate-authority-data"] = base64.b64encode(self.ca_pem).decode()
+        user: dict[str, Any] = {"token": self.token} if self.token else {}
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "kcm", "cluster": cluster}],
+            "users": [{"name": "kcm", "user": user}],
+            "contexts": [
+                {
+                    "name": "kcm",
+                    "context": {"cluster": "kcm", "user": "kcm", "namespace": "default"},
+                }
+            ],
+            "current-context": "kcm",
+            "preferences": {},
+        }
+
+    def write_kubeconfig(self, path: str | os.PathLike[str]) -> Path:
+        """Write :meth:`kubeconfig` to ``path`` (mode 0600) for ``kubectl --kubeconfig``."""
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(yaml.safe_dump(self.kubeconfig(), sort_keys=False))
+        target.chmod(0o600)
+        return target
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def __aenter__(self) -> ApiServer:
+        self._listen()
+        stack = AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            self._tg = await stack.enter_async_context(anyio.create_task_group())
+            await self._tg.start(self._serve)
+        except BaseException:
+            await stack.__aexit__(None, None, None)
+            raise
+        self._stack = stack
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._stop_serving()
+        stack, self._stack = self._stack, None
+        try:
+            if stack is not None:
+                await stack.__aexit__(exc_type, exc, tb)
+        finally:
+            self.store.close()
+            if self._sock is not None:
+                self._sock.close()
+                self._sock = None
+            if self._tls_dir is not None:
+                self._tls_dir.cleanup()
+                self._tls_dir = None
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Serve until cancelled (the ``kcm apiserver`` command)."""
+        async with self:
+            task_status.started()
+            await anyio.sleep_forever()
+
+    async def restart(self) -> None:
+        """Stop serving (every connection and watch ends), reopen storage, serve again.
+
+        The port stays the same. With a ``data_dir`` the state is reloaded from SQLite; in memory
+        the objects carry over. Either way the watch history starts empty, so watches from an
+        older resourceVersion get 410 and clients relist, as after a real restart.
+        """
+        if self._tg is None:
+            raise RuntimeError("the server is not running; use `async with ApiServer()` first")
+        await self._stop_serving()
+        old = self.store
+        old.close()
+        self.store = self._open_store(old)
+        self.registry = Registry()
+        self.rest = Rest(self.store, self.registry, self.clock)
+        self.discovery = Discovery(self.registry, self.discovery.address)
+        self.app.store = self.store
+        self.app.rest = self.rest
+        self.app.discovery = self.discovery
+        self._bootstrap()
+        await self._tg.start(self._serve)
+
+    async def wait_for_watches(self, count: int = 1) -> None:
+        """Wait until at least ``count`` watches are open (so a test's next write is seen live).
+
+        Wrap it in a timeout (``anyio.fail_after``): it waits for as long as it takes.
+        """
+        while self.store.watch_count < count:
+            await self.store.wait_watch_added()
+
+    def _listen(self) -> None:
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # accepted sockets inherit this: hypercorn writes headers and body separately, and
+        # Nagle plus delayed ACKs would add milliseconds to every response
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((self.host, self.port))
+        sock.listen(1024)
+        self._sock = sock
+        self.port = sock.getsockname()[1]
+        self.discovery.address = f"{self.host}:{self.port}"
+        if self.tls and self.ca_pem is None:
+            self._make_certs()
+
+    def _make_certs(self) -> None:
+        from ._tls import generate_certificates
+
+        self._tls_dir = tempfile.TemporaryDirectory(prefix="kcm-apiserver-tls-")
+        ca_pem, cert_pem, key_pem = generate_certificates(self.host, self.clock)
+        certfile = Path(self._tls_dir.name) / "server.crt"
+        keyfile = Path(self._tls_dir.name) / "server.key"
+        certfile.write_bytes(cert_pem + ca_pem)
+        keyfile.write_bytes(key_pem)
+        keyfile.chmod(0o600)
+        self.ca_pem = ca_pem
+        self._certfile, self._keyfile = str(certfile), str(keyfile)
+
+    async def _serve(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        from hypercorn.config import Config
+
+        assert self._sock is not None
+        config = Config()
+        config.bind = [f"fd://{os.dup(self._sock.fileno())}"]
+        config.accesslog = None
+        config.errorlog = logging.getLogger("kcm.apiserver.hypercorn")
+        config.graceful_timeout = 1.0
+        config.keep_alive_timeout = 75.0
+        if self.tls:
+            config.certfile = self._certfile
+            config.keyfile = self._keyfile
+        app: Any = self.app
+        shutdown = self._shutdown = anyio.Event()
+        stopped = self._stopped = anyio.Event()
+        task_status.started()
+        try:
+            if _running_on_trio():
+                from hypercorn.trio import serve as trio_serve
+
+                await trio_serve(app, config, shutdown_trigger=shutdown.wait)
+            else:
+                from hypercorn.asyncio import serve as asyncio_serve
+
+                await asyncio_serve(app, config, shutdown_trigger=shutdown.wait)
+        finally:
+            stopped.set()
+
+    async def _stop_serving(self) -> None:
+        if self._shutdown is None or self._stopped is None:
+            return
+        self.store.close_watches()
+        self.faults.heal()
+        self._shutdown.set()
+        with anyio.move_on_after(5):
+            await self._stopped.wait()
+        self._shutdown = self._stopped = None
+
+
+class _Carried:
+    """Backend that hands a restarted in-memory server the previous store's objects."""
+
+    def __init__(self, previous: Store) -> None:
+        self._previous = previous
+
+    def load(self) -> tuple[int, dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]]]:
+        return self._previous.rv, self._previous.objects
+
+    def write(self, rv: int, rkey: Any, okey: Any, obj: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _running_on_trio() -> bool:
+    """Whether the current task runs under trio (anyio no longer ships sniffio)."""
+    try:
+        import trio
+    except ImportError:
+        return False
+    try:
+        trio.lowlevel.current_task()
+    except RuntimeError:
+        return False
+    return True

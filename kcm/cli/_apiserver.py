@@ -1,0 +1,73 @@
+"""``kcm apiserver``: serve the embedded API server in the foreground."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+
+import anyio
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "apiserver",
+        help="serve the embedded Kubernetes-compatible API server",
+        description="Serve kcm's embedded, Kubernetes-compatible API server until interrupted "
+        "and write a kubeconfig that kubectl and kcm can use.",
+    )
+    parser.add_argument("--port", type=int, default=6443, help="TCP port (0 picks a free one)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: loopback only)"
+    )
+    parser.add_argument(
+        "--data-dir", default=None, help="keep state in SQLite here (default: in memory)"
+    )
+    parser.add_argument(
+        "--kubeconfig-out", default=None, help="write a kubeconfig for this server to FILE"
+    )
+    parser.add_argument("--token", default=None, help="require this bearer token")
+    parser.add_argument(
+        "--tls", action="store_true", help="serve HTTPS with a generated self-signed CA"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kcm.apiserver import ApiServer
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    if args.host not in ("127.0.0.1", "::1", "localhost") and not args.token:
+        print(
+            f"warning: serving on {args.host} without --token: anyone who can reach it can "
+            "change the cluster",
+            file=sys.stderr,
+        )
+
+    async def serve() -> None:
+        server = ApiServer(
+            data_dir=args.data_dir,
+            port=args.port,
+            host=args.host,
+            token=args.token,
+            tls=args.tls,
+        )
+        async with server:
+            if args.kubeconfig_out:
+                server.write_kubeconfig(args.kubeconfig_out)
+            print(f"kcm apiserver serving on {server.url}", flush=True)
+            if args.kubeconfig_out:
+                print(f"kubeconfig written to {args.kubeconfig_out}", flush=True)
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for signum in signals:
+                    print(f"received {signal.Signals(signum).name}, stopping", flush=True)
+                    return
+
+    try:
+        anyio.run(serve)
+    except KeyboardInterrupt:
+        return 0
+    return 0
