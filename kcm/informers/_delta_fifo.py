@@ -1,0 +1,249 @@
+"""DeltaFIFO: the queue between the reflector and the informer's cache (client-go F1-F12).
+
+The reflector writes watch events and relists into it; the shared informer pops one key at a
+time with every delta queued for that key (oldest first) and applies them to the indexer and
+the handlers. Every method is synchronous; only :meth:`DeltaFIFO.wait` awaits.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Generic, NamedTuple, Protocol, TypeVar, final
+
+import anyio
+
+from ._keys import KeyFunc, ObjectKey, meta_namespace_key
+from ._types import KubeObject
+
+__all__ = ["Delta", "DeltaFIFO", "DeltaType", "KnownObjects", "Transform"]
+
+T = TypeVar("T", bound=KubeObject)
+T_co = TypeVar("T_co", covariant=True)
+
+Transform = Callable[[T], T]
+"""Applied once to every object entering the cache (e.g. to strip managedFields)."""
+
+
+class DeltaType(enum.Enum):
+    """Why a delta was queued."""
+
+    ADDED = "Added"
+    UPDATED = "Updated"
+    DELETED = "Deleted"
+    REPLACED = "Replaced"
+    """The object was in a relist (LIST or watch-list) result."""
+    SYNC = "Sync"
+    """A periodic resync replayed the cached object."""
+
+
+class Delta(NamedTuple, Generic[T]):
+    """One change to one object.
+
+    ``final_state_unknown`` is only ever true on a DELETED delta that a relist inferred (the
+    watch missed the deletion); ``object`` is then the last state the informer knew of
+    (client-go's ``DeletedFinalStateUnknown``, as a flag rather than a wrapper type).
+    """
+
+    type: DeltaType
+    object: T
+    final_state_unknown: bool = False
+
+
+class KnownObjects(Protocol[T_co]):
+    """What the FIFO needs from the cache to detect deletions and to resync (the indexer)."""
+
+    def get(self, key: ObjectKey) -> T_co | None: ...
+
+    def keys(self) -> list[ObjectKey]: ...
+
+
+_ADDED = DeltaType.ADDED
+_UPDATED = DeltaType.UPDATED
+_DELETED = DeltaType.DELETED
+
+
+@final
+class DeltaFIFO(Generic[T]):
+    """A per-key FIFO of deltas.
+
+    Guarantees:
+        * A key is queued at most once: from its first delta after the last pop until the
+          next pop; keys pop in the order of their first delta (F2).
+        * Deltas of one key are kept oldest first and never merged, except two consecutive
+          deletions, which collapse to one, keeping the one that is not a tombstone (F6).
+        * :meth:`replace` queues a DELETED tombstone for every object that is queued or
+          cached but absent from the new list, so nothing is left behind (F7, bug B10).
+        * :meth:`resync` never replays a cached state over a newer queued one (F8).
+
+    Args:
+        key_func: maps an object to its key.
+        known_objects: the cache (the informer's indexer), used for deletions and resyncs.
+        transform: applied to each object entering the queue (never to tombstones or syncs).
+    """
+
+    def __init__(
+        self,
+        *,
+        key_func: KeyFunc = meta_namespace_key,
+        known_objects: KnownObjects[T] | None = None,
+        transform: Transform[T] | None = None,
+    ) -> None:
+        self._key_func = key_func
+        self._known = known_objects
+        self.transform = transform
+        self._items: dict[ObjectKey, list[Delta[T]]] = {}
+        self._queue: deque[ObjectKey] = deque()
+        self._populated = False
+        self._initial_population_count = 0
+        self._waiter: anyio.Event | None = None
+
+    def __len__(self) -> int:
+        """Number of keys with pending deltas."""
+        return len(self._queue)
+
+    def pending(self, key: ObjectKey) -> list[Delta[T]]:
+        """The deltas queued for ``key`` (a copy; empty if none)."""
+        return list(self._items.get(key, ()))
+
+    def keys(self) -> list[ObjectKey]:
+        """Queued keys in pop order."""
+        return list(self._queue)
+
+    @property
+    def has_synced(self) -> bool:
+        """True once the first :meth:`replace` has been fully popped, or any add/update/delete
+        came first (F10)."""
+        return self._populated and self._initial_population_count == 0
+
+    # -- producers -----------------------------------------------------------------------
+
+    def _queue_action(self, kind: DeltaType, obj: T, key: ObjectKey, tombstone: bool) -> None:
+        delta = Delta(kind, obj, tombstone)
+        deltas = self._items.get(key)
+        if deltas is None:
+            self._items[key] = [delta]
+            self._queue.append(key)
+            waiter = self._waiter
+            if waiter is not None:
+                self._waiter = None
+                waiter.set()
+        else:
+            deltas.append(delta)
+            if kind is _DELETED and len(deltas) > 1 and deltas[-2].type is _DELETED:
+                # F6: keep the deletion that carries the real final state.
+                older = deltas[-2]
+                deltas.pop()
+                if older.final_state_unknown:
+                    deltas[-1] = delta
+
+    def add(self, obj: T) -> None:
+        """Queue an ADDED delta (a watch ADDED event)."""
+        self._populated = True
+        if self.transform is not None:
+            obj = self.transform(obj)
+        self._queue_action(_ADDED, obj, self._key_func(obj), False)
+
+    def update(self, obj: T) -> None:
+        """Queue an UPDATED delta (a watch MODIFIED event)."""
+        self._populated = True
+        if self.transform is not None:
+            obj = self.transform(obj)
+        self._queue_action(_UPDATED, obj, self._key_func(obj), False)
+
+    def delete(self, obj: T) -> None:
+        """Queue a DELETED delta carrying ``obj`` (the last state the watch sent).
+
+        Ignored when the key is neither cached nor queued (F5).
+        """
+        self._populated = True
+        if self.transform is not None:
+            obj = self.transform(obj)
+        key = self._key_func(obj)
+        if key not in self._items:
+            known = self._known
+            if known is None or known.get(key) is None:
+                return
+        self._queue_action(_DELETED, obj, key, False)
+
+    def replace(self, objects: Iterable[T], resource_version: str | None = None) -> None:
+        """Queue the result of a relist: REPLACED for every listed object and a DELETED
+        tombstone for every queued or cached key the list no longer has (F7)."""
+        del resource_version  # kept for the Store shape; the informer tracks RVs itself
+        transform = self.transform
+        key_func = self._key_func
+        listed: set[ObjectKey] = set()
+        for obj in objects:
+            if transform is not None:
+                obj = transform(obj)
+            key = key_func(obj)
+            listed.add(key)
+            self._queue_action(DeltaType.REPLACED, obj, key, False)
+        for key, deltas in list(self._items.items()):
+            if key in listed:
+                continue
+            self._queue_action(_DELETED, deltas[-1].object, key, True)
+        known = self._known
+        if known is not None:
+            known_keys = known.keys()
+            for key in known_keys:
+                if key in listed or key in self._items:
+                    continue
+                last = known.get(key)
+                if last is not None:
+                    self._queue_action(_DELETED, last, key, True)
+        if not self._populated:
+            self._populated = True
+            self._initial_population_count = len(self._queue)
+        if self._waiter is not None:  # an empty first list still makes the FIFO "synced"
+            self._waiter.set()
+            self._waiter = None
+
+    def bookmark(self, resource_version: str) -> None:
+        """Note progress without a change (a watch BOOKMARK): wakes the consumer so that
+        "has the cache reached RV X" waiters can be answered."""
+        del resource_version
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            waiter.set()
+
+    def resync(self) -> None:
+        """Queue a SYNC delta for every cached object with nothing pending (F8)."""
+        known = self._known
+        if known is None:
+            return
+        known_keys = known.keys()
+        for key in known_keys:
+            if key in self._items:
+                continue
+            obj = known.get(key)
+            if obj is not None:
+                self._queue_action(DeltaType.SYNC, obj, key, False)
+
+    # -- consumer ------------------------------------------------------------------------
+
+    def pop(self) -> tuple[ObjectKey, list[Delta[T]], bool] | None:
+        """Take the head key with all its deltas, or None when empty.
+
+        Returns:
+            ``(key, deltas, is_in_initial_list)``; the last is true while the deltas of the
+            first relist are being handed out.
+        """
+        if not self._queue:
+            return None
+        key = self._queue.popleft()
+        deltas = self._items.pop(key)
+        initial = self._initial_population_count > 0
+        if initial:
+            self._initial_population_count -= 1
+        return key, deltas, initial
+
+    async def wait(self) -> None:
+        """Wait until something is queued (returns at once if the queue is not empty)."""
+        if self._queue:
+            return
+        if self._waiter is None:
+            self._waiter = anyio.Event()
+        await self._waiter.wait()

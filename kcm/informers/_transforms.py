@@ -1,0 +1,35 @@
+"""Ready-made transforms for :meth:`SharedIndexInformer.set_transform`."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import msgspec
+
+from kcm.models import Unstructured
+
+__all__ = ["strip_managed_fields"]
+
+T = TypeVar("T")
+
+
+def strip_managed_fields(obj: T) -> T:
+    """Drop ``metadata.managedFields`` (often half of an object's size) before caching.
+
+    Returns the object itself when it has no managedFields (idempotent and allocation-free
+    then, as controller-runtime's ``TransformStripManagedFields``); otherwise a copy.
+    Works on frozen models, ``PartialObjectMetadata`` and ``Unstructured``.
+    """
+    if isinstance(obj, Unstructured):
+        metadata = obj.get("metadata")
+        if not metadata or "managedFields" not in metadata:
+            return obj
+        data: dict[str, Any] = obj.to_dict()
+        data["metadata"].pop("managedFields", None)
+        return Unstructured.from_dict(data)  # type: ignore[return-value]
+    meta: Any = getattr(obj, "metadata", None)
+    if meta is None or getattr(meta, "managed_fields", None) is None:
+        return obj
+    return msgspec.structs.replace(  # type: ignore[type-var]
+        obj, metadata=msgspec.structs.replace(meta, managed_fields=None)
+    )
