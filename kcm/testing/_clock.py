@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import sys
 from datetime import UTC, datetime, timedelta
 
 import anyio
@@ -11,6 +12,41 @@ import anyio
 __all__ = ["FakeClock"]
 
 _EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+_FAST_SETTLE_ROUNDS = 10_000
+
+
+async def _settle() -> None:
+    """Return once every other task is blocked, as :func:`anyio.wait_all_tasks_blocked`.
+
+    On asyncio, anyio's version sleeps 0.1 s of *real* time whenever some task is still
+    runnable, which made every fake-clock step cost real time. Here runnable tasks are given the
+    loop with zero-length yields instead; a task that spins without ever blocking falls back to
+    anyio's version after a bounded number of rounds. Trio's own implementation is already exact.
+    """
+    asyncio = sys.modules.get("asyncio")
+    try:
+        this = asyncio.current_task() if asyncio is not None else None
+    except RuntimeError:  # no running asyncio loop: we are on trio
+        this = None
+    if asyncio is None or this is None:
+        await anyio.wait_all_tasks_blocked()
+        return
+    loop = asyncio.get_running_loop()
+    for _ in range(_FAST_SETTLE_ROUNDS):
+        await anyio.lowlevel.checkpoint()
+        # Callbacks already scheduled (an Event being set, anyio delivering a cancellation) may
+        # unblock tasks that look blocked now: settled means no ready callback and no runnable task.
+        if getattr(loop, "_ready", None):
+            continue
+        for task in asyncio.all_tasks():
+            if task is this:
+                continue
+            waiter = getattr(task, "_fut_waiter", None)
+            if waiter is None or waiter.done():
+                break
+        else:
+            return
+    await anyio.wait_all_tasks_blocked()
 
 
 class FakeClock:
@@ -73,15 +109,15 @@ class FakeClock:
         if seconds < 0:
             raise ValueError("time cannot go backwards")
         target = self._now + seconds
-        await anyio.wait_all_tasks_blocked()
+        await _settle()
         while self._sleepers and self._sleepers[0][0] <= target:
             deadline = self._sleepers[0][0]
             self._now = max(self._now, deadline)
             while self._sleepers and self._sleepers[0][0] <= self._now:
                 heapq.heappop(self._sleepers)[2].set()
-            await anyio.wait_all_tasks_blocked()
+            await _settle()
         self._now = target
-        await anyio.wait_all_tasks_blocked()
+        await _settle()
 
     async def run_until_idle(self, *, limit: float = 1e9) -> float:
         """Advance to each next deadline until no sleeper is left (or ``limit`` seconds passed).
@@ -89,7 +125,7 @@ class FakeClock:
         Returns the virtual seconds that elapsed. Useful for "run this backoff to the end".
         """
         begin = self._now
-        await anyio.wait_all_tasks_blocked()
+        await _settle()
         while self._sleepers and self._sleepers[0][0] - begin <= limit:
             await self.advance(max(0.0, self._sleepers[0][0] - self._now))
         return self._now - begin
