@@ -73,18 +73,21 @@ async def move_on_at(clock: Clock, deadline: float) -> AsyncIterator[anyio.Cance
         with anyio.CancelScope(deadline=anyio.current_time() + (deadline - clock.monotonic())) as s:
             yield s
         return
+    scope = anyio.CancelScope()
+
+    async def _watch() -> None:
+        await clock.sleep_until(deadline)
+        scope.cancel()
+
     async with anyio.create_task_group() as tg:
-        with anyio.CancelScope() as scope:
-
-            async def _watch() -> None:
-                await clock.sleep_until(deadline)
-                scope.cancel()
-
-            tg.start_soon(_watch)
-            try:
+        tg.start_soon(_watch)
+        try:
+            with scope:
                 yield scope
-            finally:
-                tg.cancel_scope.cancel()
+        finally:
+            # Outside ``scope``: were the task group cancelled while ``scope`` is still open, the
+            # cancellation would belong to the outer scope and ``cancelled_caught`` stay False.
+            tg.cancel_scope.cancel()
 
 
 def move_on_after(clock: Clock, seconds: float) -> AbstractAsyncContextManager[anyio.CancelScope]:
