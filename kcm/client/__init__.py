@@ -1,0 +1,48 @@
+"""kcm's async Kubernetes API client (on httpx).
+
+Load a configuration, open a client, get a typed handle per kind::
+
+    config = load_config()                      # kubeconfig, then in-cluster
+    async with ApiClient(config) as client:
+        pods = client.api(Pod, namespace="default")
+        pod = await pods.get("web-0")
+        async with pods.watch(resource_version=pod.metadata.resource_version) as events:
+            async for event in events:
+                ...
+
+See docs/client.md for errors, retries, rate limiting and the transport.
+"""
+
+from ._api import Api as Api
+from ._api import PatchType as PatchType
+from ._auth import ExecCredential as ExecCredential
+from ._auth import KubeAuth as KubeAuth
+from ._client import ApiClient as ApiClient
+from ._config import ClientConfig as ClientConfig
+from ._config import ExecConfig as ExecConfig
+from ._config import in_cluster_config as in_cluster_config
+from ._config import load_config as load_config
+from ._config import load_kubeconfig as load_kubeconfig
+from ._jsonpatch import json_patch as json_patch
+from ._ratelimit import TokenBucket as TokenBucket
+from ._retry import RetryPolicy as RetryPolicy
+from ._transport import AiohttpTransport as AiohttpTransport
+from ._watch import WatchStream as WatchStream
+
+__all__ = [
+    "AiohttpTransport",
+    "Api",
+    "ApiClient",
+    "ClientConfig",
+    "ExecConfig",
+    "ExecCredential",
+    "KubeAuth",
+    "PatchType",
+    "RetryPolicy",
+    "TokenBucket",
+    "WatchStream",
+    "in_cluster_config",
+    "json_patch",
+    "load_config",
+    "load_kubeconfig",
+]
