@@ -356,3 +356,18 @@ async def test_connection_refused_names_the_server() -> None:
     async with ApiClient(config, retry=RetryPolicy(max_tries=2, base_delay=0.001)) as client:
         with pytest.raises(TransportError, match=url.split("//")[1]):
             await client.api(ConfigMap, namespace="default").get("x")
+
+
+async def test_typed_selector_builders_filter_on_the_server() -> None:
+    from kcm.selectors import FieldSelector
+    from kcm.selectors import LabelSelector as Selector
+
+    async with serve() as (_, client):
+        cms = client.api(ConfigMap, namespace="default")
+        await cms.create(configmap("web", app="x", tier="web"))
+        await cms.create(configmap("db", app="x", tier="db"))
+        await cms.create(configmap("other", app="y"))
+        web = await cms.list(label_selector=Selector.eq("app", "x").notin("tier", ["db"]))
+        assert [c.metadata.name for c in web.items] == ["web"]
+        not_db = await cms.list(field_selector=FieldSelector.parse("metadata.name!=db"))
+        assert sorted(c.metadata.name for c in not_db.items) == ["other", "web"]
