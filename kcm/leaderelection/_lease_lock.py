@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, Generic, TypeVar, final
 
 import msgspec
 
@@ -16,7 +16,9 @@ from kcm.models.meta_v1 import ObjectMeta
 from ._record import LeaderElectionRecord, default_identity, utc
 
 if TYPE_CHECKING:
-    from kcm.client import ApiClient
+    from kcm.client import Api, ApiClient
+
+_Obj = TypeVar("_Obj", Lease, ConfigMap)
 
 __all__ = ["LEADER_ANNOTATION", "ConfigMapLock", "LeaseLock"]
 
@@ -114,38 +116,23 @@ def record_from_annotation(value: str) -> LeaderElectionRecord:
         return LeaderElectionRecord()
 
 
-@final
-class LeaseLock:
-    """A :class:`ResourceLock` on a ``coordination.k8s.io/v1`` Lease (client-go L1, L4).
-
-    Args:
-        client: an open :class:`kcm.client.ApiClient` (the elector's deadlines cancel slow
-            requests, but a client ``timeout`` of about ``renew_deadline / 2`` is advisable).
-        name: the Lease's name, e.g. ``"kube-controller-manager"``.
-        namespace: the Lease's namespace, e.g. ``"kube-system"``.
-        identity: this process's holder identity (default :func:`default_identity`).
-        on_event: called with leadership messages (hook an event recorder here).
-
-    Every update is a PUT of the Lease last read or written, carrying its
-    ``resourceVersion``: a concurrent write makes it fail with :class:`kcm.errors.Conflict`.
-    Lease fields the record does not cover (``strategy``, ``preferredHolder``) are kept.
-    """
+class _ObjectLock(Generic[_Obj]):
+    """What the Lease and ConfigMap locks share: the object handle, identity and events."""
 
     def __init__(
         self,
-        client: ApiClient,
+        api: Api[_Obj],
         name: str,
-        namespace: str = "default",
-        *,
-        identity: str | None = None,
-        on_event: Callable[[str], object] | None = None,
+        namespace: str,
+        identity: str | None,
+        on_event: Callable[[str], object] | None,
     ) -> None:
-        self._api = client.api(Lease, namespace=namespace)
+        self._api: Api[_Obj] = api
         self._name = name
         self._namespace = namespace
         self._identity = identity or default_identity()
         self._on_event = on_event
-        self._lease: Lease | None = None
+        self._obj: _Obj | None = None
 
     @property
     def identity(self) -> str:
@@ -158,9 +145,45 @@ class LeaseLock:
         if self._on_event is not None:
             self._on_event(message)
 
+    def _last(self, kind: str) -> _Obj:
+        if self._obj is None:
+            raise _not_initialized(kind)
+        return self._obj
+
+
+@final
+class LeaseLock(_ObjectLock[Lease]):
+    """A :class:`ResourceLock` on a ``coordination.k8s.io/v1`` Lease (client-go L1, L4).
+
+    Args:
+        client: an open :class:`kcm.client.ApiClient` (the elector's deadlines cancel slow
+            requests, but a client ``timeout`` of about ``renew_deadline / 2`` is advisable).
+        name: the Lease's name, e.g. ``"kube-controller-manager"``.
+        namespace: the Lease's namespace, e.g. ``"kube-system"``.
+        identity: this process's holder identity (default :func:`default_identity`).
+        on_event: called with leadership messages (hook an event recorder here).
+
+    Every update is a patch from the Lease last read or written that carries its
+    ``resourceVersion`` (:meth:`kcm.client.Api.update`): a concurrent write makes it fail with
+    :class:`kcm.errors.Conflict`, and fields the record (or the model) does not cover are kept.
+    """
+
+    def __init__(
+        self,
+        client: ApiClient,
+        name: str,
+        namespace: str = "default",
+        *,
+        identity: str | None = None,
+        on_event: Callable[[str], object] | None = None,
+    ) -> None:
+        super().__init__(
+            client.api(Lease, namespace=namespace), name, namespace, identity, on_event
+        )
+
     async def get(self) -> tuple[LeaderElectionRecord, bytes]:
         lease = await self._api.get(self._name)
-        self._lease = lease
+        self._obj = lease
         record = record_from_lease_spec(lease.spec)
         return record, _lease_raw(record)
 
@@ -169,19 +192,16 @@ class LeaseLock:
             metadata=ObjectMeta(name=self._name, namespace=self._namespace),
             spec=lease_spec_from_record(record),
         )
-        self._lease = await self._api.create(lease)
+        self._obj = await self._api.create(lease)
 
     async def update(self, record: LeaderElectionRecord) -> None:
-        if self._lease is None:
-            raise _not_initialized("lease")
-        lease = msgspec.structs.replace(
-            self._lease, spec=lease_spec_from_record(record, self._lease.spec)
-        )
-        self._lease = await self._api.replace(lease)
+        old = self._last("lease")
+        new = msgspec.structs.replace(old, spec=lease_spec_from_record(record, old.spec))
+        self._obj = await self._api.update(old, new)
 
 
 @final
-class ConfigMapLock:
+class ConfigMapLock(_ObjectLock[ConfigMap]):
     """A :class:`ResourceLock` in the ``control-plane.alpha.kubernetes.io/leader`` annotation
     of a ConfigMap (client-go's classic lock).
 
@@ -198,27 +218,13 @@ class ConfigMapLock:
         identity: str | None = None,
         on_event: Callable[[str], object] | None = None,
     ) -> None:
-        self._api = client.api(ConfigMap, namespace=namespace)
-        self._name = name
-        self._namespace = namespace
-        self._identity = identity or default_identity()
-        self._on_event = on_event
-        self._cm: ConfigMap | None = None
-
-    @property
-    def identity(self) -> str:
-        return self._identity
-
-    def describe(self) -> str:
-        return f"{self._namespace}/{self._name}"
-
-    def record_event(self, message: str) -> None:
-        if self._on_event is not None:
-            self._on_event(message)
+        super().__init__(
+            client.api(ConfigMap, namespace=namespace), name, namespace, identity, on_event
+        )
 
     async def get(self) -> tuple[LeaderElectionRecord, bytes]:
         cm = await self._api.get(self._name)
-        self._cm = cm
+        self._obj = cm
         raw = (cm.metadata.annotations or {}).get(LEADER_ANNOTATION, "")
         record = record_from_annotation(raw) if raw else LeaderElectionRecord()
         return record, raw.encode()
@@ -231,14 +237,13 @@ class ConfigMapLock:
                 annotations={LEADER_ANNOTATION: record_to_annotation(record)},
             )
         )
-        self._cm = await self._api.create(cm)
+        self._obj = await self._api.create(cm)
 
     async def update(self, record: LeaderElectionRecord) -> None:
-        if self._cm is None:
-            raise _not_initialized("configmap")
-        annotations = dict(self._cm.metadata.annotations or {})
+        old = self._last("configmap")
+        annotations = dict(old.metadata.annotations or {})
         annotations[LEADER_ANNOTATION] = record_to_annotation(record)
-        cm = msgspec.structs.replace(
-            self._cm, metadata=msgspec.structs.replace(self._cm.metadata, annotations=annotations)
+        new = msgspec.structs.replace(
+            old, metadata=msgspec.structs.replace(old.metadata, annotations=annotations)
         )
-        self._cm = await self._api.replace(cm)
+        self._obj = await self._api.update(old, new)

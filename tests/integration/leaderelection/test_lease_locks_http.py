@@ -104,6 +104,32 @@ async def test_lease_lock_keeps_fields_the_record_does_not_cover(client: ApiClie
     assert after.spec.strategy == "Old"
 
 
+async def test_locks_keep_fields_the_model_does_not_know(client: ApiClient) -> None:
+    """A renewal must not erase what a newer server (or another tool) stored: no PUT-back."""
+    lease_lock = LeaseLock(client, "future", "default", identity="a")
+    cm_lock = ConfigMapLock(client, "future", "default", identity="a")
+    await lease_lock.create(record("a"))
+    await cm_lock.create(record("a"))
+    for path in (
+        "/apis/coordination.k8s.io/v1/namespaces/default/leases/future",
+        "/api/v1/namespaces/default/configmaps/future",
+    ):
+        resp = await client.http.patch(
+            path,
+            content=b'{"futureTopLevel": {"keep": true}}',
+            headers={"content-type": "application/merge-patch+json"},
+        )
+        assert resp.status_code == 200
+    for lock in (lease_lock, cm_lock):
+        await lock.get()
+        await lock.update(msgspec.structs.replace(record("a"), renew_time=datetime.now(UTC)))
+    for path in (
+        "/apis/coordination.k8s.io/v1/namespaces/default/leases/future",
+        "/api/v1/namespaces/default/configmaps/future",
+    ):
+        assert (await client.http.get(path)).json()["futureTopLevel"] == {"keep": True}
+
+
 async def test_configmap_lock_uses_the_leader_annotation(client: ApiClient) -> None:
     a = ConfigMapLock(client, "kcm", "kube-system", identity="a")
     await a.create(record("a"))
