@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from kcm.apiserver import ApiServer
-from kcm.testing import FakeClock
+from kcm.testing import FakeClock, crd_manifest
 
 pytestmark = pytest.mark.anyio
 
@@ -445,31 +445,13 @@ async def test_discovery_documents(http: httpx.AsyncClient) -> None:
 
 
 async def test_custom_resource_definitions(http: httpx.AsyncClient) -> None:
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": {"type": "object"}},
-                    "subresources": {
-                        "status": {},
-                        "scale": {
-                            "specReplicasPath": ".spec.size",
-                            "statusReplicasPath": ".status.size",
-                        },
-                    },
-                }
-            ],
-        },
-    }
+    crd = crd_manifest(
+        group="example.com",
+        kind="Widget",
+        status=True,
+        scale=(".spec.size", ".status.size"),
+        schema={"type": "object"},
+    )
     r = await http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd)
     assert r.status_code == 201
     conditions = {c["type"]: c["status"] for c in r.json()["status"]["conditions"]}

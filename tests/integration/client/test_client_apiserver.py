@@ -41,6 +41,7 @@ from kcm.models import (
     Unstructured,
 )
 from kcm.models.meta_v1 import Status
+from kcm.testing import crd_manifest
 
 pytestmark = pytest.mark.anyio
 
@@ -282,30 +283,7 @@ async def test_retries_on_injected_failures() -> None:
 
 
 async def test_discovery_of_a_custom_resource() -> None:
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "x-kubernetes-preserve-unknown-fields": True,
-                        }
-                    },
-                    "subresources": {"status": {}},
-                }
-            ],
-        },
-    }
+    crd = crd_manifest(group="example.com", kind="Widget", status=True)
     async with serve() as (_, client):
         await client.api(CustomResourceDefinition).create(
             msgspec.convert(crd, CustomResourceDefinition)

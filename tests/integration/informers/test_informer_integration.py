@@ -17,6 +17,7 @@ from kcm.models import PartialObjectMetadata, Unstructured, from_dict
 from kcm.models.apiextensions_v1 import CustomResourceDefinition
 from kcm.models.core_v1 import ConfigMap, Namespace
 from kcm.models.meta_v1 import ObjectMeta
+from kcm.testing import crd_manifest
 
 pytestmark = [
     pytest.mark.anyio,
@@ -219,29 +220,7 @@ async def test_malformed_line_is_reported_and_the_informer_relists_without_loss(
         assert informer.reflector.relists == 2
 
 
-WIDGET_CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "widgets.example.com"},
-    "spec": {
-        "group": "example.com",
-        "scope": "Namespaced",
-        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": True,
-                    }
-                },
-            }
-        ],
-    },
-}
+WIDGET_CRD: dict[str, Any] = crd_manifest(group="example.com", kind="Widget")
 
 
 async def test_unstructured_informer_for_a_crd() -> None:
