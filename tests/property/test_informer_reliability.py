@@ -279,8 +279,5 @@ InformerUnderFaults.TestCase.settings = settings(
 
 
 @pytest.mark.slow
-@pytest.mark.filterwarnings(
-    "ignore:Exception ignored in.*MemoryObjectReceiveStream:pytest.PytestUnraisableExceptionWarning"
-)
 class TestInformerUnderFaults(InformerUnderFaults.TestCase):  # type: ignore[name-defined,misc]
     pass

@@ -19,15 +19,7 @@ from kcm.models.core_v1 import ConfigMap, Namespace
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.testing import crd_manifest
 
-pytestmark = [
-    pytest.mark.anyio,
-    # kcm.apiserver leaves the receive side of closed watch streams unclosed (its bug, reported);
-    # only that exact warning is tolerated here.
-    pytest.mark.filterwarnings(
-        "ignore:Exception ignored in.*MemoryObjectReceiveStream"
-        ":pytest.PytestUnraisableExceptionWarning"
-    ),
-]
+pytestmark = pytest.mark.anyio
 
 
 @asynccontextmanager
