@@ -175,7 +175,7 @@ def bench_engines(seconds: float) -> list[dict[str, Any]]:
         "json patch (test rv + replace)": lambda: apply_json_patch(
             dep,
             [
-                {"op": "test", "path": "/metadata/resourceVersion", "value": "42"},
+                {"op": "replace", "path": "/metadata/resourceVersion", "value": "42"},
                 {"op": "replace", "path": "/spec/replicas", "value": 5},
             ],
         ),
