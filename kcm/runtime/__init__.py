@@ -1,0 +1,77 @@
+"""The controller runtime: reconcilers, controllers, event handlers, predicates, a builder.
+
+Pipeline stage 7 (controller-runtime on anyio): informer events become keys (handlers and
+predicates), keys go into a rate-limited work queue, and N workers call
+``Reconciler.reconcile(key)``; the outcome (a :class:`Result` or an exception) decides whether
+and when the key comes back. See docs/runtime.md.
+"""
+
+from ._builder import ControllerBuilder as ControllerBuilder
+from ._builder import controller_for as controller_for
+from ._controller import Controller as Controller
+from ._handlers import EnqueueForObject as EnqueueForObject
+from ._handlers import EnqueueForOwner as EnqueueForOwner
+from ._handlers import EnqueueMapped as EnqueueMapped
+from ._handlers import EventHandler as EventHandler
+from ._handlers import QueueingHandler as QueueingHandler
+from ._handlers import enqueue_mapped as enqueue_mapped
+from ._handlers import enqueue_object as enqueue_object
+from ._handlers import enqueue_owner as enqueue_owner
+from ._metrics import RECONCILE_TIME_BUCKETS as RECONCILE_TIME_BUCKETS
+from ._predicates import Predicate as Predicate
+from ._predicates import PredicateFuncs as PredicateFuncs
+from ._predicates import and_ as and_
+from ._predicates import annotations_changed as annotations_changed
+from ._predicates import generation_changed as generation_changed
+from ._predicates import label_selector as label_selector
+from ._predicates import labels_changed as labels_changed
+from ._predicates import not_ as not_
+from ._predicates import or_ as or_
+from ._predicates import predicate as predicate
+from ._predicates import resource_version_changed as resource_version_changed
+from ._predicates import spec_or_deletion_changed as spec_or_deletion_changed
+from ._reconciler import ReconcileContext as ReconcileContext
+from ._reconciler import ReconcileFunc as ReconcileFunc
+from ._reconciler import Reconciler as Reconciler
+from ._reconciler import Request as Request
+from ._reconciler import Result as Result
+from ._reconciler import TerminalError as TerminalError
+from ._reconciler import current_reconcile as current_reconcile
+from ._reconciler import is_terminal as is_terminal
+from ._types import HasMetadata as HasMetadata
+
+__all__ = [
+    "RECONCILE_TIME_BUCKETS",
+    "Controller",
+    "ControllerBuilder",
+    "EnqueueForObject",
+    "EnqueueForOwner",
+    "EnqueueMapped",
+    "EventHandler",
+    "HasMetadata",
+    "Predicate",
+    "PredicateFuncs",
+    "QueueingHandler",
+    "ReconcileContext",
+    "ReconcileFunc",
+    "Reconciler",
+    "Request",
+    "Result",
+    "TerminalError",
+    "and_",
+    "annotations_changed",
+    "controller_for",
+    "current_reconcile",
+    "enqueue_mapped",
+    "enqueue_object",
+    "enqueue_owner",
+    "generation_changed",
+    "is_terminal",
+    "label_selector",
+    "labels_changed",
+    "not_",
+    "or_",
+    "predicate",
+    "resource_version_changed",
+    "spec_or_deletion_changed",
+]

@@ -1,0 +1,346 @@
+"""The controller: a rate-limited work queue drained by N workers that call a reconciler (C2, C7).
+
+Pipeline stage 7. Event handlers (see :mod:`._handlers`) put keys into :attr:`Controller.queue`;
+workers take them, call ``reconciler.reconcile(key)`` and turn the outcome into queue
+operations in exactly one place, :meth:`Controller._handle_outcome`.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Generic, TypeVar, final
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+from anyio.abc import TaskStatus
+from prometheus_client import CollectorRegistry
+
+from kcm.clock import SYSTEM_CLOCK, Clock, move_on_after
+from kcm.errors import Conflict, ShutDown
+from kcm.informers import HandlerRegistration, KubeObject, SharedIndexInformer
+from kcm.models import ObjectKey
+from kcm.workqueue import ItemExponentialFailureRateLimiter, RateLimiter, RateLimitingQueue
+
+from ._handlers import EventHandler, QueueingHandler
+from ._metrics import ControllerMetrics
+from ._predicates import Predicate
+from ._reconciler import ReconcileContext, Reconciler, Result, _current, is_terminal
+
+__all__ = ["Controller"]
+
+logger = logging.getLogger(__name__)
+
+K = TypeVar("K", bound=Hashable)
+T = TypeVar("T", bound=KubeObject)
+
+
+@final
+class Controller(Generic[K]):
+    """Runs a :class:`Reconciler` for every key put into its queue, with retries and backoff.
+
+    Args:
+        name: labels the metrics and names the work queue; unique per metrics registry.
+        reconciler: what to call for each key.
+        max_concurrent_reconciles: number of worker tasks (default 1, as controller-runtime).
+        rate_limiter: retry policy for failed keys. Default: per-key exponential backoff from
+            5 ms doubling to 1000 s and **no** global token bucket (controller-runtime since
+            v0.23, B15); the per-key failure map is bounded (B16).
+        clock: the clock the backoff, ``requeue_after`` and shutdown grace run on.
+        metrics: a registry to report controller-runtime's and the work queue's metrics to
+            (C26); None reports nothing.
+        cache_sync_timeout: how long :meth:`run` waits for :meth:`wait_for` registrations
+            to sync before failing (C5: 2 minutes).
+        graceful_shutdown_timeout: how long in-flight reconciles may run on after :meth:`run`
+            is cancelled before they are cancelled too (None: wait for ever).
+        reconcile_timeout: cancel a reconcile that runs longer than this many seconds and
+            treat it as a failure (a ``TimeoutError``, retried with backoff); None (default):
+            no limit.
+
+    Guarantees:
+        * A key is never reconciled by two workers at once, and a key added while it is being
+          reconciled is reconciled once more afterwards (the queue's stingy contract, Q4).
+        * Outcomes (C2): an exception requeues with the key's backoff, unless it is a
+          :class:`TerminalError` (then only logged and counted); ``Result(requeue_after=d)``
+          resets the backoff and requeues after ``d`` seconds; ``Result(requeue=True)``
+          requeues with backoff; anything else resets the backoff.
+        * An exception never stops a worker; it is logged at ERROR with its traceback, the
+          controller and the key. A :class:`~kcm.errors.Conflict` (409, usually a stale cache
+          read after the reconciler's own write, B22) is logged at INFO without a traceback;
+          it is still retried with backoff and counted as an error.
+
+    Raises:
+        ValueError: an empty name, ``max_concurrent_reconciles < 1``, or ``name`` is taken by
+            a live controller reporting to the same metrics registry.
+
+    Caveats:
+        * Cancelling :meth:`run` stops workers from taking new keys at once; keys still queued
+          are dropped (the next informer event or resync brings them back).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        reconciler: Reconciler[K],
+        *,
+        max_concurrent_reconciles: int = 1,
+        rate_limiter: RateLimiter[K] | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        metrics: CollectorRegistry | None = None,
+        cache_sync_timeout: float = 120.0,
+        graceful_shutdown_timeout: float | None = 30.0,
+        reconcile_timeout: float | None = None,
+    ) -> None:
+        if not name:
+            raise ValueError("a controller needs a non-empty name")
+        if max_concurrent_reconciles < 1:
+            raise ValueError(
+                f"max_concurrent_reconciles must be >= 1, got {max_concurrent_reconciles}"
+            )
+        self.name = name
+        self.reconciler = reconciler
+        self.max_concurrent_reconciles = max_concurrent_reconciles
+        self._clock = clock
+        self._cache_sync_timeout = cache_sync_timeout
+        self._grace = graceful_shutdown_timeout
+        self._reconcile_timeout = reconcile_timeout
+        limiter: RateLimiter[K] = (
+            rate_limiter
+            if rate_limiter is not None
+            else ItemExponentialFailureRateLimiter(0.005, 1000.0, clock=clock)
+        )
+        try:
+            self.queue: RateLimitingQueue[K] = RateLimitingQueue(
+                limiter, name=name, clock=clock, metrics=metrics
+            )
+        except ValueError as exc:
+            raise ValueError(
+                f"controller name {name!r} is already used by a live controller reporting to "
+                "this metrics registry; controller names must be unique (use .named(...))"
+            ) from exc
+        self._metrics = (
+            ControllerMetrics(metrics, name, max_concurrent_reconciles)
+            if metrics is not None
+            else None
+        )
+        self._registrations: list[HandlerRegistration] = []
+        self._watches: list[HandlerRegistration] = []
+        self._started = False
+        self._stopping = False
+
+    def __repr__(self) -> str:
+        return f"<Controller name={self.name!r} workers={self.max_concurrent_reconciles}>"
+
+    # -- wiring ------------------------------------------------------------------------------
+
+    def wait_for(self, registrations: Iterable[HandlerRegistration]) -> None:
+        """Make :meth:`run` wait until these informer handler registrations have synced
+        before starting workers (C8: every initial add is queued before the first reconcile).
+        """
+        self._registrations.extend(registrations)
+
+    def watch(
+        self: Controller[ObjectKey],
+        informer: SharedIndexInformer[T],
+        handler: EventHandler[T],
+        *,
+        predicates: Sequence[Predicate[T]] = (),
+    ) -> HandlerRegistration:
+        """Feed this controller from ``informer``: each event that passes ``predicates`` (ANDed
+        in order) puts the keys ``handler`` maps it to into the queue.
+
+        :meth:`run` waits for the registration to sync (every initial add queued) before the
+        first reconcile, and removes it when the controller stops.
+
+        Returns:
+            The informer handler registration.
+
+        Raises:
+            RuntimeError: the informer has stopped.
+        """
+        registration = informer.add_event_handler(
+            QueueingHandler(handler, self.queue.add, predicates)
+        )
+        self._watches.append(registration)
+        self.wait_for([registration])
+        return registration
+
+    def enqueue(self, key: K) -> None:
+        """Queue ``key`` for a reconcile (what event handlers do)."""
+        self.queue.add(key)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Wait for the handlers' caches to sync, then reconcile until cancelled.
+
+        ``task_status.started()`` is called once the workers run. On cancellation, workers
+        take no new keys; in-flight reconciles may finish within ``graceful_shutdown_timeout``
+        (shielded from the cancellation), then they are cancelled; then ``run`` returns.
+
+        Raises:
+            RuntimeError: ``run`` was called before (controllers cannot be restarted).
+            TimeoutError: a handler registration did not sync within ``cache_sync_timeout``.
+        """
+        if self._started:
+            raise RuntimeError(f"controller {self.name!r} was already started")
+        self._started = True
+        try:
+            await self._wait_for_sync()
+            workers_scope = anyio.CancelScope(shield=True)
+            async with anyio.create_task_group() as tg:
+                await tg.start(self.queue.run)
+                tg.start_soon(self._run_workers, workers_scope)
+                logger.info(
+                    "starting %d workers for controller %s",
+                    self.max_concurrent_reconciles,
+                    self.name,
+                )
+                task_status.started()
+                try:
+                    await anyio.sleep_forever()
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await self._shut_down(workers_scope)
+        finally:
+            self._stopping = True
+            self.queue.shut_down()
+            for registration in self._watches:
+                registration.remove()
+
+    async def _wait_for_sync(self) -> None:
+        pending = [r for r in self._registrations if not r.has_synced]
+        if not pending:
+            return
+        async with move_on_after(self._clock, self._cache_sync_timeout) as scope:
+            for registration in pending:
+                await registration.wait_synced()
+        if scope.cancelled_caught:
+            raise TimeoutError(
+                f"controller {self.name!r}: timed out after {self._cache_sync_timeout} s "
+                "waiting for the informer caches to sync; check the informers' last_error "
+                "(permissions, unknown kinds)"
+            )
+
+    async def _shut_down(self, workers_scope: anyio.CancelScope) -> None:
+        self._stopping = True
+        if self._grace is None:
+            await self.queue.shut_down_with_drain()
+        else:
+            async with move_on_after(self._clock, self._grace) as scope:
+                await self.queue.shut_down_with_drain()
+            if scope.cancelled_caught:
+                logger.warning(
+                    "controller %s: reconciles still running after %s s grace; cancelling them",
+                    self.name,
+                    self._grace,
+                )
+        self.queue.shut_down()
+        workers_scope.shield = False
+        workers_scope.cancel()
+
+    async def _run_workers(self, scope: anyio.CancelScope) -> None:
+        with scope:
+            async with anyio.create_task_group() as tg:
+                for _ in range(self.max_concurrent_reconciles):
+                    tg.start_soon(self._worker)
+
+    async def _worker(self) -> None:
+        queue = self.queue
+        while not self._stopping:
+            try:
+                key = await queue.get()
+            except ShutDown:
+                return
+            try:
+                if not self._stopping:
+                    await self._reconcile(key)
+            finally:
+                queue.done(key)
+            await anyio.lowlevel.checkpoint()  # a reconciler that never awaits cannot starve
+
+    async def _reconcile(self, key: K) -> None:
+        metrics = self._metrics
+        if metrics is not None:
+            metrics.started()
+        context = ReconcileContext(self.name, key, str(uuid.uuid4()))
+        token = _current.set(context)
+        start = self._clock.monotonic()
+        try:
+            result = await self._call(key)
+        except Exception as exc:
+            self._handle_outcome(key, context.reconcile_id, None, exc)
+        else:
+            self._handle_outcome(key, context.reconcile_id, result, None)
+        finally:
+            _current.reset(token)
+            if metrics is not None:
+                metrics.finished(self._clock.monotonic() - start)
+
+    async def _call(self, key: K) -> Result:
+        timeout = self._reconcile_timeout
+        if timeout is None:
+            return await self.reconciler.reconcile(key)
+        result: Result | None = None
+        async with move_on_after(self._clock, timeout) as scope:
+            result = await self.reconciler.reconcile(key)
+        if scope.cancelled_caught:
+            if self._metrics is not None:
+                self._metrics.timeout()
+            raise TimeoutError(f"reconcile of {key} did not finish within {timeout} s")
+        return result  # assigned: the scope was not cancelled
+
+    def _handle_outcome(
+        self, key: K, reconcile_id: str, result: Result | None, error: Exception | None
+    ) -> None:
+        """The one place where a reconcile's outcome becomes queue operations (C2)."""
+        if error is None and not isinstance(result, Result):
+            error = TypeError(
+                f"reconcile() must return a Result, got {type(result).__name__}; "
+                "return Result() when done"
+            )
+        queue = self.queue
+        metrics = self._metrics
+        if error is not None:
+            terminal = is_terminal(error)
+            extra = {"controller": self.name, "key": str(key), "reconcile_id": reconcile_id}
+            if isinstance(error, Conflict) and not terminal:
+                # A stale read after our own write (B22): expected, retried; no traceback.
+                logger.info(
+                    "controller %s: conflict reconciling %s, retrying: %s",
+                    self.name,
+                    key,
+                    error,
+                    extra=extra,
+                )
+            else:
+                logger.error(
+                    "controller %s: reconcile of %s failed%s",
+                    self.name,
+                    key,
+                    " (terminal, not retried)" if terminal else "",
+                    exc_info=error,
+                    extra=extra,
+                )
+            if terminal:
+                queue.forget(key)
+            else:
+                queue.add_rate_limited(key)
+            if metrics is not None:
+                metrics.error(terminal=terminal)
+            return
+        assert result is not None
+        if result.requeue_after:
+            queue.forget(key)
+            queue.add_after(key, result.requeue_after)
+            label = "requeue_after"
+        elif result.requeue:
+            queue.add_rate_limited(key)
+            label = "requeue"
+        else:
+            queue.forget(key)
+            label = "success"
+        if metrics is not None:
+            metrics.result(label)
