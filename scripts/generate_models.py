@@ -497,6 +497,22 @@ class Gen:
                 opt = expr if expr == "Any" else f"{expr} | None"
                 default = f"msgspec.field(default=None{extra})" if extra else "None"
                 lines.append(f"    {fname}: {opt} = {default}")
+        raw_fields = [
+            py_field_name(a) for a, j in attrs.items() if j in RAW_FIELDS.get(cls_name, ())
+        ]
+        if raw_fields:
+            lines.append("")
+            lines.append("    def __post_init__(self) -> None:")
+            lines.append(
+                "        # A Raw decoded from a response is a view that keeps the whole response"
+            )
+            lines.append(
+                "        # buffer alive (a cached pod would pin its 500-pod LIST page): own a copy."
+            )
+            for fname in raw_fields:
+                lines.append(
+                    f'        msgspec.structs.force_setattr(self, "{fname}", self.{fname}.copy())'
+                )
         micro = [
             py_field_name(a) for a, j in attrs.items() if j in MICRO_TIME_FIELDS.get(cls_name, ())
         ]

@@ -192,6 +192,11 @@ class ManagedFieldsEntry(K8sStruct, frozen=True):
     subresource: str | None = None
     time: datetime | None = None
 
+    def __post_init__(self) -> None:
+        # A Raw decoded from a response is a view that keeps the whole response
+        # buffer alive (a cached pod would pin its 500-pod LIST page): own a copy.
+        msgspec.structs.force_setattr(self, "fields_v1", self.fields_v1.copy())
+
 
 class OwnerReference(K8sStruct, frozen=True):
     """OwnerReference contains enough information to let you identify an owning object. An owning object must be in the same namespace as the dependent, or be cluster-scoped, so there is no namespace field."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import sys
 from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
@@ -398,3 +399,14 @@ def test_fields_v1_stays_raw_json(corpus: ModuleType) -> None:
     pods = [decode(Pod, json.dumps(data)) for _ in range(50)]
     per_pod = (len(gc.get_objects()) - before) / len(pods)
     assert per_pod < 20, per_pod
+
+
+def test_cached_objects_do_not_pin_the_response_buffer(corpus: ModuleType) -> None:
+    """fields_v1 is a Raw: a view would keep a whole LIST page alive per cached pod (B6)."""
+    body = json.dumps(corpus.pod_list_dict(5)).encode()
+    refs_before = sys.getrefcount(body)
+    kept = decode(core_v1.PodList, body).items  # keep only the items, as an informer does
+    assert kept[0].metadata.managed_fields is not None
+    assert sys.getrefcount(body) == refs_before
+    entry = kept[0].metadata.managed_fields[0]
+    assert msgspec.json.decode(entry.fields_v1)  # still readable on its own
