@@ -24,6 +24,8 @@ types in exactly one place (``kcm.client``), so callers never see an httpx excep
     │       └── ResourceVersionTooLarge   the server has not caught up with a resourceVersion
     ├── DecodeError                 a response body did not match the expected type
     │   └── WatchDecodeError        one malformed line in a watch stream (carries the line)
+    ├── VeryShortWatchError         a watch ended within a second with no event (reflector relists)
+    ├── WatchListTimeoutError       no initial-events-end bookmark in time (reflector lists instead)
     ├── ShutDown                    a work queue was shut down
     └── LeaderElectionLost          this process lost (or never held) the leader lease
 
@@ -59,7 +61,9 @@ __all__ = [
     "TooManyRequests",
     "TransportError",
     "Unauthorized",
+    "VeryShortWatchError",
     "WatchDecodeError",
+    "WatchListTimeoutError",
     "api_error_from_status",
 ]
 
@@ -261,6 +265,20 @@ class WatchDecodeError(DecodeError):
     def __init__(self, message: str, *, line: bytes = b"") -> None:
         super().__init__(message)
         self.line = line[:1024]
+
+
+class VeryShortWatchError(KcmError):
+    """A watch ended after less than a second without any event: something is wrong (R17).
+
+    The reflector reports it to the watch-error handler and relists after a backoff.
+    """
+
+
+class WatchListTimeoutError(KcmError):
+    """A watch-list stream sent no ``initial-events-end`` bookmark in time.
+
+    The reflector falls back to a paged LIST (client-go B25, D9) and remembers to.
+    """
 
 
 class ShutDown(KcmError):

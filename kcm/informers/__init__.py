@@ -6,6 +6,9 @@ wires it together and :class:`SharedInformerFactory` shares one informer per kin
 and selectors. See docs/informers.md.
 """
 
+from kcm.errors import VeryShortWatchError as VeryShortWatchError
+from kcm.errors import WatchListTimeoutError as WatchListTimeoutError
+
 from ._backoff import Backoff as Backoff
 from ._delta_fifo import Delta as Delta
 from ._delta_fifo import DeltaFIFO as DeltaFIFO
@@ -31,9 +34,7 @@ from ._reflector import INITIAL_EVENTS_END_ANNOTATION as INITIAL_EVENTS_END_ANNO
 from ._reflector import WATCH_OUTCOME_ACTIONS as WATCH_OUTCOME_ACTIONS
 from ._reflector import Reflector as Reflector
 from ._reflector import ReflectorStore as ReflectorStore
-from ._reflector import VeryShortWatchError as VeryShortWatchError
 from ._reflector import WatchAction as WatchAction
-from ._reflector import WatchListTimeoutError as WatchListTimeoutError
 from ._reflector import WatchOutcome as WatchOutcome
 from ._reflector import classify_watch_end as classify_watch_end
 from ._reflector import default_watch_error_handler as default_watch_error_handler

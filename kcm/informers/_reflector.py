@@ -23,13 +23,14 @@ from kcm.errors import (
     BadRequest,
     InternalError,
     Invalid,
-    KcmError,
     MethodNotAllowed,
     ResourceExpired,
     ResourceVersionTooLarge,
     TooManyRequests,
     TransportError,
+    VeryShortWatchError,
     WatchDecodeError,
+    WatchListTimeoutError,
 )
 
 from ._backoff import Backoff
@@ -59,15 +60,6 @@ INITIAL_EVENTS_END_ANNOTATION = "k8s.io/initial-events-end"
 
 DEFAULT_PAGE_SIZE = 500
 VERY_SHORT_WATCH = 1.0
-
-
-class VeryShortWatchError(KcmError):
-    """A watch ended after less than a second without any event: something is wrong (R17)."""
-
-
-class WatchListTimeoutError(KcmError):
-    """A watch-list stream sent no ``initial-events-end`` bookmark in time; falling back to
-    LIST (B25, D9)."""
 
 
 class ReflectorStore(Protocol[T_contra]):
