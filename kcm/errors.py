@@ -26,6 +26,7 @@ types in exactly one place (``kcm.client``), so callers never see an httpx excep
     │   └── WatchDecodeError        one malformed line in a watch stream (carries the line)
     ├── VeryShortWatchError         a watch ended within a second with no event (reflector relists)
     ├── WatchListTimeoutError       no initial-events-end bookmark in time (reflector lists instead)
+    ├── AlreadyOwnedError           an object already has another controller (ownerReference)
     ├── ShutDown                    a work queue was shut down
     └── LeaderElectionLost          this process lost (or never held) the leader lease
 
@@ -39,6 +40,7 @@ from typing import Any, ClassVar
 
 __all__ = [
     "AlreadyExists",
+    "AlreadyOwnedError",
     "ApiError",
     "BadRequest",
     "ConfigError",
@@ -279,6 +281,23 @@ class WatchListTimeoutError(KcmError):
 
     The reflector falls back to a paged LIST (client-go B25, D9) and remembers to.
     """
+
+
+class AlreadyOwnedError(KcmError):
+    """An object already has a controller ``ownerReference`` to a different owner.
+
+    Raised by ``kcm.runtime.set_controller_reference``: an object has at most one controller.
+    Leave the object alone (another controller manages it) or remove that reference first.
+
+    Attributes:
+        existing: the conflicting ``OwnerReference``.
+        object_name: ``namespace/name`` of the object that is already owned.
+    """
+
+    def __init__(self, message: str, *, existing: Any = None, object_name: str = "") -> None:
+        super().__init__(message)
+        self.existing = existing
+        self.object_name = object_name
 
 
 class ShutDown(KcmError):

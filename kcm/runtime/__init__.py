@@ -9,6 +9,23 @@ and when the key comes back. See docs/runtime.md.
 from ._builder import ControllerBuilder as ControllerBuilder
 from ._builder import controller_for as controller_for
 from ._controller import Controller as Controller
+from ._controller_ref_manager import ControllerRefManager as ControllerRefManager
+from ._controller_ref_manager import LabelMatcher as LabelMatcher
+from ._controller_ref_manager import recheck_deletion_timestamp as recheck_deletion_timestamp
+from ._event_correlator import CorrelationResult as CorrelationResult
+from ._event_correlator import EventCorrelator as EventCorrelator
+from ._event_recorder import EVENT_TYPE_NORMAL as EVENT_TYPE_NORMAL
+from ._event_recorder import EVENT_TYPE_WARNING as EVENT_TYPE_WARNING
+from ._event_recorder import EventRecorder as EventRecorder
+from ._event_recorder import object_reference as object_reference
+from ._events import EventBroadcaster as EventBroadcaster
+from ._events import EventSink as EventSink
+from ._expectations import EXPECTATIONS_TIMEOUT as EXPECTATIONS_TIMEOUT
+from ._expectations import ControllerExpectations as ControllerExpectations
+from ._expectations import UIDTrackingControllerExpectations as UIDTrackingControllerExpectations
+from ._finalizers import add_finalizer as add_finalizer
+from ._finalizers import has_finalizer as has_finalizer
+from ._finalizers import remove_finalizer as remove_finalizer
 from ._handlers import EnqueueForObject as EnqueueForObject
 from ._handlers import EnqueueForOwner as EnqueueForOwner
 from ._handlers import EnqueueMapped as EnqueueMapped
@@ -17,7 +34,16 @@ from ._handlers import QueueingHandler as QueueingHandler
 from ._handlers import enqueue_mapped as enqueue_mapped
 from ._handlers import enqueue_object as enqueue_object
 from ._handlers import enqueue_owner as enqueue_owner
+from ._health_server import HealthCheck as HealthCheck
+from ._manager import LeaderElectionOptions as LeaderElectionOptions
+from ._manager import Manager as Manager
+from ._manager import Runnable as Runnable
+from ._manager import run_until_signal as run_until_signal
 from ._metrics import RECONCILE_TIME_BUCKETS as RECONCILE_TIME_BUCKETS
+from ._owner_refs import get_controller_of as get_controller_of
+from ._owner_refs import new_controller_ref as new_controller_ref
+from ._owner_refs import set_controller_reference as set_controller_reference
+from ._owner_refs import set_owner_reference as set_owner_reference
 from ._predicates import Predicate as Predicate
 from ._predicates import PredicateFuncs as PredicateFuncs
 from ._predicates import and_ as and_
@@ -41,14 +67,28 @@ from ._reconciler import is_terminal as is_terminal
 from ._types import HasMetadata as HasMetadata
 
 __all__ = [
+    "EVENT_TYPE_NORMAL",
+    "EVENT_TYPE_WARNING",
+    "EXPECTATIONS_TIMEOUT",
     "RECONCILE_TIME_BUCKETS",
     "Controller",
     "ControllerBuilder",
+    "ControllerExpectations",
+    "ControllerRefManager",
+    "CorrelationResult",
     "EnqueueForObject",
     "EnqueueForOwner",
     "EnqueueMapped",
+    "EventBroadcaster",
+    "EventCorrelator",
     "EventHandler",
+    "EventRecorder",
+    "EventSink",
     "HasMetadata",
+    "HealthCheck",
+    "LabelMatcher",
+    "LeaderElectionOptions",
+    "Manager",
     "Predicate",
     "PredicateFuncs",
     "QueueingHandler",
@@ -57,7 +97,10 @@ __all__ = [
     "Reconciler",
     "Request",
     "Result",
+    "Runnable",
     "TerminalError",
+    "UIDTrackingControllerExpectations",
+    "add_finalizer",
     "and_",
     "annotations_changed",
     "controller_for",
@@ -66,12 +109,21 @@ __all__ = [
     "enqueue_object",
     "enqueue_owner",
     "generation_changed",
+    "get_controller_of",
+    "has_finalizer",
     "is_terminal",
     "label_selector",
     "labels_changed",
+    "new_controller_ref",
     "not_",
+    "object_reference",
     "or_",
     "predicate",
+    "recheck_deletion_timestamp",
+    "remove_finalizer",
     "resource_version_changed",
+    "run_until_signal",
+    "set_controller_reference",
+    "set_owner_reference",
     "spec_or_deletion_changed",
 ]

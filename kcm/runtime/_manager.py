@@ -1,0 +1,623 @@
+"""The manager: one client, one informer factory, leader election, health and metrics (C17-C20).
+
+controller-runtime's ``manager.Manager`` on anyio. :meth:`Manager.run` starts, in order, the
+HTTP endpoint, the informers (and waits for their caches), the runnables that do not need
+leader election, then campaigns for leadership and starts the leader-gated runnables once
+elected. Shutdown goes the other way round.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import signal as signal_module
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Literal, Protocol, TypeVar, final
+
+import anyio
+import anyio.abc
+from anyio.abc import TaskStatus
+from prometheus_client import CollectorRegistry
+
+from kcm.client import ApiClient
+from kcm.clock import SYSTEM_CLOCK, Clock, move_on_after
+from kcm.errors import ConfigError, LeaderElectionLost
+from kcm.informers import KubeObject, SharedInformerFactory
+from kcm.leaderelection import (
+    ConfigMapLock,
+    HealthzAdaptor,
+    LeaderElectionConfig,
+    LeaderElectionMetrics,
+    LeaderElector,
+    LeaseLock,
+    MultiLock,
+    ResourceLock,
+    default_identity,
+)
+
+from ._builder import ControllerBuilder
+from ._event_recorder import EventRecorder
+from ._events import EventBroadcaster
+from ._health_server import HealthCheck, HealthServer, HealthzApp
+from ._predicates import Predicate
+
+__all__ = ["LeaderElectionOptions", "Manager", "Runnable", "run_until_signal"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T", bound=KubeObject)
+
+
+class Runnable(Protocol):
+    """Anything the manager can run: ``run()`` calls ``task_status.started()`` once ready and
+    returns when cancelled (a :class:`~kcm.runtime.Controller`, an informer factory, an
+    event broadcaster, your own component)."""
+
+    async def run(self, *, task_status: TaskStatus[None] = ...) -> None: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeaderElectionOptions:
+    """How a :class:`Manager` campaigns for leadership (controller-runtime's ``LeaderElection*``
+    options, kube-controller-manager's ``--leader-elect-*`` flags).
+
+    Attributes:
+        name: the lock's name, e.g. ``"kube-controller-manager"``.
+        namespace: the lock's namespace.
+        identity: this process's holder identity (default ``<hostname>_<uuid>``).
+        lease_duration, renew_deadline, retry_period: the timings (15 s / 10 s / 2 s);
+            validated as :class:`~kcm.leaderelection.LeaderElectionConfig` does.
+        resource_lock: ``"leases"`` (default) or ``"configmapsleases"`` (migration).
+        release_on_cancel: release the lease on a clean shutdown so a peer takes over at its
+            next retry instead of after a full lease (default True, as the manager only
+            releases after every leader-gated runnable has stopped).
+        exit_on_loss: losing leadership stops the manager with
+            :class:`~kcm.errors.LeaderElectionLost` (default, as controller-runtime exits).
+            False: stop the leader-gated runnables and campaign again; on re-election their
+            ``run()`` is called again, so only use it with runnables that can be restarted
+            (a :class:`~kcm.runtime.Controller` cannot).
+        lock: use this :class:`~kcm.leaderelection.ResourceLock` instead of building one
+            from ``resource_lock`` (tests: :class:`~kcm.leaderelection.InMemoryLock`).
+        rng: randomness of the acquire jitter (seed it in tests).
+
+    Raises:
+        kcm.errors.ConfigError: inconsistent timings, an empty name or an unknown lock type.
+    """
+
+    name: str
+    namespace: str = "kube-system"
+    identity: str | None = None
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    resource_lock: Literal["leases", "configmapsleases"] = "leases"
+    release_on_cancel: bool = True
+    exit_on_loss: bool = True
+    lock: ResourceLock | None = field(default=None, compare=False)
+    rng: random.Random | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ConfigError("leader election needs a lock name", field="name")
+        if self.resource_lock not in ("leases", "configmapsleases"):
+            raise ConfigError(
+                f"unknown resource lock {self.resource_lock!r}; use 'leases' (or "
+                "'configmapsleases' while migrating from a ConfigMap lock)",
+                field="resource_lock",
+            )
+        self.config()  # validate the timings now, not when the manager starts
+
+    def config(self) -> LeaderElectionConfig:
+        """The elector's configuration."""
+        return LeaderElectionConfig(
+            lease_duration=self.lease_duration,
+            renew_deadline=self.renew_deadline,
+            retry_period=self.retry_period,
+            release_on_cancel=self.release_on_cancel,
+            name=self.name,
+        )
+
+    def build_lock(self, client: ApiClient) -> ResourceLock:
+        """The configured lock (:attr:`lock` if given)."""
+        if self.lock is not None:
+            return self.lock
+        identity = self.identity or default_identity()
+        lease = LeaseLock(client, self.name, self.namespace, identity=identity)
+        if self.resource_lock == "leases":
+            return lease
+        configmap = ConfigMapLock(client, self.name, self.namespace, identity=identity)
+        return MultiLock(configmap, lease)
+
+
+@dataclass(eq=False)
+class _Layer:
+    """One stage of the start order; stopped in reverse order on shutdown."""
+
+    name: str
+    scope: anyio.CancelScope = field(default_factory=lambda: anyio.CancelScope(shield=True))
+    done: anyio.Event = field(default_factory=anyio.Event)
+
+
+@dataclass(eq=False)
+class _Entry:
+    runnable: Runnable
+    needs_leader_election: bool
+    started: bool = False
+
+
+@final
+class Manager:
+    """Runs controllers (and any other :class:`Runnable`) sharing one client and one cache.
+
+    Args:
+        client: the API client every controller shares (:attr:`client`).
+        clock: the time source of the manager, its informers and leader election.
+        registry: the Prometheus registry ``/metrics`` serves (a fresh one by default); pass
+            it to controllers (``metrics=manager.registry``; :meth:`controller_for` does).
+        leader_election: campaign for this lock before starting leader-gated runnables;
+            None: no election, every runnable starts at once.
+        health_address: ``"host:port"`` to serve ``/healthz``, ``/readyz`` and ``/metrics``
+            on (port 0 picks a free port, see :attr:`health_port`); None serves nothing.
+        graceful_shutdown_timeout: how long stopping may take in total after :meth:`run` is
+            cancelled (None: wait for ever). Each controller also bounds its own in-flight
+            reconciles with its own ``graceful_shutdown_timeout``.
+        factory: the shared informer factory (default: one on ``client`` and ``clock``).
+        cache_sync_timeout: :meth:`run` fails with ``TimeoutError`` if the informers have not
+            synced by then.
+
+    Start order (:meth:`run`): HTTP endpoint → informers, waiting for their caches →
+    event broadcaster → runnables added with ``needs_leader_election=False`` (in the order
+    added, each started before the next) → leader election → once elected, the leader-gated
+    runnables (in order). ``task_status.started()`` is called once the election has begun.
+
+    Guarantees:
+        * A leader-gated runnable never starts before this process holds the lease, and is
+          stopped (fully) before the lease is released.
+        * Losing leadership stops the manager with :class:`~kcm.errors.LeaderElectionLost`
+          (unless ``exit_on_loss=False``); a runnable that raises stops the manager with that
+          exception (the first one, unwrapped from the task group).
+        * Shutdown runs in reverse start order: leader-gated runnables (controllers let their
+          in-flight reconciles finish), the lease is released, other runnables, events,
+          informers, then the HTTP endpoint. ``/readyz`` fails from the moment shutdown
+          begins.
+
+    Caveats:
+        A manager runs once; build a new one (and a new factory) to start again.
+    """
+
+    def __init__(
+        self,
+        client: ApiClient,
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+        registry: CollectorRegistry | None = None,
+        leader_election: LeaderElectionOptions | None = None,
+        health_address: str | None = None,
+        graceful_shutdown_timeout: float | None = 30.0,
+        factory: SharedInformerFactory | None = None,
+        cache_sync_timeout: float = 120.0,
+    ) -> None:
+        self.client = client
+        self.clock = clock
+        self.registry = registry if registry is not None else CollectorRegistry()
+        self.factory = (
+            factory if factory is not None else SharedInformerFactory(client, clock=clock)
+        )
+        self.leader_election = leader_election
+        self.graceful_shutdown_timeout = graceful_shutdown_timeout
+        self.cache_sync_timeout = cache_sync_timeout
+        self._entries: list[_Entry] = []
+        self._healthz: dict[str, HealthCheck] = {"ping": _ping}
+        self._readyz: dict[str, HealthCheck] = {
+            "ping": _ping,
+            "informer-sync": self._check_informers,
+            "shutdown": self._check_not_shutting_down,
+        }
+        self._le_metrics: LeaderElectionMetrics | None = None
+        self._healthz_adaptor: HealthzAdaptor | None = None
+        if leader_election is not None:
+            self._le_metrics = LeaderElectionMetrics(self.registry)
+            self._healthz_adaptor = HealthzAdaptor()
+            self._healthz[HealthzAdaptor.name] = self._healthz_adaptor.check
+        self._server = (
+            HealthServer(
+                health_address,
+                HealthzApp({"healthz": self._healthz, "readyz": self._readyz}, self.registry),
+            )
+            if health_address is not None
+            else None
+        )
+        self._elector: LeaderElector | None = None
+        self._broadcaster: EventBroadcaster | None = None
+        self._recorders: dict[str, EventRecorder] = {}
+        self._runnables_tg: anyio.abc.TaskGroup | None = None
+        self._leader_tg: anyio.abc.TaskGroup | None = None
+        self._elected: anyio.Event | None = None
+        self._leading = False
+        self._synced = False
+        self._started = False
+        self._shutting_down = False
+
+    def __repr__(self) -> str:
+        return f"<Manager runnables={len(self._entries)} leader_election={self.leader_election}>"
+
+    # -- wiring ------------------------------------------------------------------------------
+
+    def add(self, runnable: Runnable, *, needs_leader_election: bool = True) -> None:
+        """Run ``runnable`` with the manager.
+
+        Args:
+            runnable: anything with ``async run(*, task_status)``.
+            needs_leader_election: start it only while this process leads (the default, as
+                controllers); False starts it right after the caches have synced, on every
+                replica (e.g. a component that only serves reads).
+
+        A runnable added while the manager runs is started at once (or, if it needs leader
+        election and this process does not lead yet, once it is elected).
+
+        Raises:
+            RuntimeError: the manager has stopped.
+        """
+        if self._shutting_down:
+            raise RuntimeError("the manager is shutting down or has stopped; build a new one")
+        entry = _Entry(runnable, needs_leader_election)
+        self._entries.append(entry)
+        tg = self._leader_tg if needs_leader_election else self._runnables_tg
+        if tg is not None:
+            entry.started = True
+            tg.start_soon(partial(_run_entry, entry), name=repr(runnable))
+
+    def add_healthz_check(self, name: str, check: HealthCheck) -> None:
+        """Add a named ``/healthz`` check: a function returning (or awaiting) normally when
+        healthy and raising when not (e.g. :class:`~kcm.leaderelection.HealthzAdaptor`'s
+        ``check``, registered automatically with leader election).
+
+        Raises:
+            ValueError: the name is empty, contains ``/``, or is taken.
+        """
+        _add_check(self._healthz, "healthz", name, check)
+
+    def add_readyz_check(self, name: str, check: HealthCheck) -> None:
+        """Add a named ``/readyz`` check (see :meth:`add_healthz_check`). Built in:
+        ``ping``, ``informer-sync`` (fails until every informer has synced) and
+        ``shutdown`` (fails once shutdown has begun).
+
+        Raises:
+            ValueError: the name is empty, contains ``/``, or is taken.
+        """
+        _add_check(self._readyz, "readyz", name, check)
+
+    def controller_for(
+        self, model: type[T], *, predicates: Sequence[Predicate[T]] = ()
+    ) -> ControllerBuilder:
+        """A :class:`ControllerBuilder` on this manager's factory, clock and registry, with
+        ``for_(model, predicates=...)`` called; finish it with ``build(reconciler)`` and
+        :meth:`add` the result."""
+        return self.builder().for_(model, predicates=predicates)
+
+    def builder(self) -> ControllerBuilder:
+        """A :class:`ControllerBuilder` on this manager's factory, clock and registry."""
+        return ControllerBuilder(self.factory, clock=self.clock, metrics=self.registry)
+
+    def event_recorder(self, component: str) -> EventRecorder:
+        """An event recorder reporting as ``component`` (e.g. ``"replicaset-controller"``).
+
+        Every recorder shares one :class:`~kcm.runtime.EventBroadcaster` that the manager
+        runs (after the informers, before any other runnable) and stops last among them, so
+        events recorded during shutdown are still written. Its metrics go to :attr:`registry`.
+
+        Raises:
+            ValueError: ``component`` is empty.
+            RuntimeError: the manager is already running (ask for recorders while wiring).
+        """
+        recorder = self._recorders.get(component)
+        if recorder is None:
+            recorder = self._recorders[component] = self._event_broadcaster().recorder(component)
+        return recorder
+
+    def _event_broadcaster(self) -> EventBroadcaster:
+        if self._broadcaster is None:
+            if self._started:
+                raise RuntimeError(
+                    "event_recorder() must be called before Manager.run(): the event "
+                    "broadcaster starts with the manager"
+                )
+            self._broadcaster = EventBroadcaster(
+                self.client, clock=self.clock, registry=self.registry
+            )
+        return self._broadcaster
+
+    # -- state -------------------------------------------------------------------------------
+
+    @property
+    def is_leader(self) -> bool:
+        """True while the leader-gated runnables may run: this process holds the lease (or
+        there is no leader election and the manager is running)."""
+        if self._elector is not None:
+            return self._elector.is_leader and self._leading
+        return self._leading
+
+    @property
+    def elector(self) -> LeaderElector | None:
+        """The current term's elector (None without leader election or before :meth:`run`)."""
+        return self._elector
+
+    @property
+    def health_port(self) -> int | None:
+        """The port ``/healthz`` is served on while running (None without a health address)."""
+        return None if self._server is None else self._server.port
+
+    @property
+    def health_address(self) -> str | None:
+        """``host:port`` the endpoint is bound to while running."""
+        return None if self._server is None else self._server.address
+
+    async def wait_elected(self) -> None:
+        """Return once the leader-gated runnables have started (at once without election)."""
+        if self._elected is None:
+            self._elected = anyio.Event()
+        await self._elected.wait()
+
+    def _check_informers(self) -> None:
+        if not self._synced:
+            raise RuntimeError("informer caches have not synced yet")
+        pending = [key.resource for key, i in self.factory.informers().items() if not i.has_synced]
+        if pending:
+            raise RuntimeError(f"informers not synced: {', '.join(sorted(pending))}")
+
+    def _check_not_shutting_down(self) -> None:
+        if self._shutting_down:
+            raise RuntimeError("the manager is shutting down")
+
+    # -- run ---------------------------------------------------------------------------------
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Start everything in order and run until cancelled; then stop in reverse order.
+
+        ``task_status.started()`` is called once the caches have synced, the runnables not
+        needing leader election run and the election has begun (use :meth:`wait_elected` to
+        wait for leadership).
+
+        Raises:
+            RuntimeError: :meth:`run` was called before.
+            TimeoutError: the informers did not sync within ``cache_sync_timeout``.
+            kcm.errors.LeaderElectionLost: leadership was lost (``exit_on_loss``).
+            OSError: the health address could not be bound.
+            Exception: whatever a runnable raised (the manager stops when one fails).
+        """
+        if self._started:
+            raise RuntimeError("a Manager runs once; build a new one to start again")
+        self._started = True
+        try:
+            await self._run(task_status)
+        except BaseExceptionGroup as group:
+            raise _unwrap(group) from None
+        finally:
+            self._shutting_down = True
+            self._leading = False
+
+    async def _run(self, task_status: TaskStatus[None]) -> None:
+        layers: list[_Layer] = []
+        async with anyio.create_task_group() as tg:
+
+            async def start(name: str, fn: Callable[..., Any]) -> None:
+                layer = _Layer(name)
+                layers.append(layer)
+                await tg.start(partial(_run_layer, layer, fn), name=f"manager {name}")
+
+            try:
+                if self._server is not None:
+                    await start("http", self._server.run)
+                await start("caches", self._run_caches)
+                if self._broadcaster is not None:
+                    await start("events", self._broadcaster.run)
+                await start("runnables", self._run_runnables)
+                await start("leader", self._run_leader)
+                logger.info("manager started (%d runnables)", len(self._entries))
+                task_status.started()
+                await anyio.sleep_forever()
+            finally:
+                self._shutting_down = True
+                with anyio.CancelScope(shield=True):
+                    await self._shut_down(layers)
+
+    async def _shut_down(self, layers: list[_Layer]) -> None:
+        grace = self.graceful_shutdown_timeout
+        remaining = list(reversed(layers))
+        async with move_on_after(self.clock, grace if grace is not None else float("inf")) as sc:
+            while remaining:
+                layer = remaining[0]
+                logger.debug("manager: stopping %s", layer.name)
+                layer.scope.cancel()
+                await layer.done.wait()
+                remaining.pop(0)
+        if sc.cancelled_caught:
+            logger.warning(
+                "manager: graceful shutdown timed out after %s s while stopping %s; cancelling",
+                grace,
+                ", ".join(layer.name for layer in remaining),
+            )
+            for layer in remaining:
+                layer.scope.cancel()
+        logger.info("manager stopped")
+
+    async def _run_caches(self, *, task_status: TaskStatus[None]) -> None:
+        async with anyio.create_task_group() as tg:
+            async with move_on_after(self.clock, self.cache_sync_timeout) as scope:
+                await tg.start(self.factory.run)
+            if scope.cancelled_caught:
+                pending = [
+                    f"{key.resource} ({informer.last_error!r})"
+                    for key, informer in self.factory.informers().items()
+                    if not informer.has_synced
+                ]
+                raise TimeoutError(
+                    f"manager: informer caches did not sync within {self.cache_sync_timeout} s:"
+                    f" {', '.join(pending) or 'unknown'}; check RBAC and that the kinds exist"
+                )
+            self._synced = True
+            task_status.started()
+
+    async def _run_runnables(self, *, task_status: TaskStatus[None]) -> None:
+        async with anyio.create_task_group() as tg:
+            self._runnables_tg = tg
+            for entry in self._entries:
+                if not entry.needs_leader_election and not entry.started:
+                    entry.started = True
+                    await tg.start(partial(_run_entry, entry), name=repr(entry.runnable))
+            task_status.started()
+            try:
+                await anyio.sleep_forever()
+            finally:
+                self._runnables_tg = None
+
+    async def _run_leader(self, *, task_status: TaskStatus[None]) -> None:
+        task_status.started()
+        options = self.leader_election
+        if options is None:
+            await self._lead()
+            return
+        lock = options.build_lock(self.client)
+        while True:
+            elector = LeaderElector(
+                lock,
+                options.config(),
+                on_started_leading=self._lead,
+                on_new_leader=partial(_log_new_leader, lock.identity),
+                clock=self.clock,
+                metrics=self._le_metrics,
+                rng=options.rng,
+            )
+            self._elector = elector
+            if self._healthz_adaptor is not None:
+                self._healthz_adaptor.set_elector(elector)
+            await elector.run()
+            # run() returns only when renewing failed; the leader work has stopped by now.
+            if options.exit_on_loss:
+                raise LeaderElectionLost(
+                    f"leader election lost: {lock.identity} could not renew lock "
+                    f"{lock.describe()!r}; the manager stops (as controller-runtime exits). "
+                    "Restart the process to campaign again"
+                )
+            logger.warning("manager: leadership lost; campaigning again")
+            for entry in self._entries:
+                if entry.needs_leader_election:
+                    entry.started = False
+
+    async def _lead(self) -> None:
+        """The leader work: start the leader-gated runnables in order and keep them running."""
+        logger.info("manager: elected; starting leader-gated runnables")
+        try:
+            async with anyio.create_task_group() as tg:
+                self._leading = True
+                self._leader_tg = tg
+                for entry in self._entries:
+                    if entry.needs_leader_election and not entry.started:
+                        entry.started = True
+                        await tg.start(partial(_run_entry, entry), name=repr(entry.runnable))
+                if self._elected is None:
+                    self._elected = anyio.Event()
+                self._elected.set()
+                await anyio.sleep_forever()
+        finally:
+            self._leader_tg = None
+            self._leading = False
+            if self._elected is not None and self._elected.is_set():
+                self._elected = None
+
+
+def _ping() -> None:
+    """The ``ping`` check: the endpoint answers."""
+
+
+def _add_check(checks: dict[str, HealthCheck], endpoint: str, name: str, fn: HealthCheck) -> None:
+    if not name or "/" in name:
+        raise ValueError(f"a {endpoint} check needs a non-empty name without '/', got {name!r}")
+    if name in checks:
+        raise ValueError(f"a {endpoint} check named {name!r} is already registered")
+    checks[name] = fn
+
+
+def _log_new_leader(identity: str, leader: str) -> None:
+    if leader and leader != identity:
+        logger.info("manager: the leader is %s", leader)
+
+
+async def _run_layer(
+    layer: _Layer, fn: Callable[..., Any], *, task_status: TaskStatus[None]
+) -> None:
+    try:
+        with layer.scope:
+            await fn(task_status=task_status)
+    finally:
+        layer.done.set()
+
+
+async def _run_entry(
+    entry: _Entry, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+) -> None:
+    await entry.runnable.run(task_status=task_status)
+
+
+def _unwrap(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one real error of a task group (nested groups flattened), else the group."""
+    leaves: list[BaseException] = []
+    stack: list[BaseException] = [group]
+    while stack:
+        exc = stack.pop()
+        if isinstance(exc, BaseExceptionGroup):
+            stack.extend(reversed(exc.exceptions))
+        else:
+            leaves.append(exc)
+    return leaves[0] if len(leaves) == 1 else group
+
+
+SignalReceiver = Callable[[], AbstractContextManager[AsyncIterator[signal_module.Signals]]]
+
+
+async def run_until_signal(
+    manager: Manager,
+    *,
+    signals: Sequence[signal_module.Signals] = (signal_module.SIGINT, signal_module.SIGTERM),
+    receiver: SignalReceiver | None = None,
+    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> signal_module.Signals | None:
+    """Run ``manager`` until one of ``signals`` arrives, then shut it down gracefully.
+
+    Args:
+        manager: the manager to run.
+        signals: what stops it (SIGINT and SIGTERM, as controller-runtime's
+            ``SetupSignalHandler``; a second signal is not special: the shutdown is already
+            bounded by ``graceful_shutdown_timeout``).
+        receiver: where signals come from (default ``anyio.open_signal_receiver(*signals)``,
+            which needs the main thread); tests inject a fake.
+        task_status: started once the signal receiver is installed and the manager started.
+
+    Returns:
+        The signal that stopped the manager (None if the manager returned by itself).
+
+    Raises:
+        Whatever :meth:`Manager.run` raises.
+    """
+    open_receiver: SignalReceiver = receiver or partial(anyio.open_signal_receiver, *signals)
+    received: list[signal_module.Signals] = []
+    try:
+        async with anyio.create_task_group() as tg:
+            with open_receiver() as incoming:
+
+                async def watch() -> None:
+                    async for signum in incoming:
+                        logger.info("manager: received %s, shutting down", signum.name)
+                        received.append(signum)
+                        tg.cancel_scope.cancel()
+                        return
+
+                tg.start_soon(watch, name="signal receiver")
+                await manager.run(task_status=task_status)
+                tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        raise _unwrap(group) from None
+    return received[0] if received else None
