@@ -41,6 +41,8 @@ from ._reflector import default_watch_error_handler as default_watch_error_handl
 from ._shared_informer import MINIMUM_RESYNC_PERIOD as MINIMUM_RESYNC_PERIOD
 from ._shared_informer import SharedIndexInformer as SharedIndexInformer
 from ._shared_informer import wait_for_cache_sync as wait_for_cache_sync
+from ._sharing import PartSharer as PartSharer
+from ._sharing import compact as compact
 from ._transforms import strip_managed_fields as strip_managed_fields
 from ._types import KubeObject as KubeObject
 from ._types import ListerWatcher as ListerWatcher
@@ -71,6 +73,7 @@ __all__ = [  # noqa: RUF022 (plain sorted order, checked by tests/test_public_ap
     "ObjectKey",
     "ObjectListLike",
     "ObjectMetaLike",
+    "PartSharer",
     "Reflector",
     "ReflectorStore",
     "ResourceEventHandler",
@@ -86,6 +89,7 @@ __all__ = [  # noqa: RUF022 (plain sorted order, checked by tests/test_public_ap
     "WatchListTimeoutError",
     "WatchOutcome",
     "classify_watch_end",
+    "compact",
     "default_watch_error_handler",
     "meta_namespace_key",
     "namespace_index_func",

@@ -62,6 +62,9 @@ class SharedInformerFactory:
             generations, so later collections do not rescan a large cache (Python's cyclic GC
             otherwise dominates decode time once the cache is large). Process-wide: opt in
             from the application, not from a library.
+        pause_gc_during_list: passed to every informer: keep the cyclic GC from rescanning
+            a LIST while it is decoded (temporary, nothing left changed; see
+            :class:`SharedIndexInformer`). Default on.
         clock, rng: injectable time and randomness.
 
     Usage::
@@ -86,11 +89,13 @@ class SharedInformerFactory:
         watch_list: bool = False,
         watch_error_handler: Callable[[Exception], None] | None = None,
         freeze_gc_after_sync: bool = False,
+        pause_gc_during_list: bool = True,
         clock: Clock = SYSTEM_CLOCK,
         rng: random.Random | None = None,
     ) -> None:
         self._client = client
         self._freeze_gc = freeze_gc_after_sync
+        self._pause_gc = pause_gc_during_list
         self._namespace = namespace
         self._label_selector = label_selector
         self._field_selector = field_selector
@@ -234,6 +239,7 @@ class SharedInformerFactory:
             resource=info.plural,
             watch_error_handler=self._watch_error_handler,
             watch_list=self._watch_list,
+            pause_gc_during_list=self._pause_gc,
             clock=self._clock,
             rng=self._rng,
         )

@@ -9,6 +9,7 @@ LIST fallback. What to do after a watch ends is one table, :data:`WATCH_OUTCOME_
 from __future__ import annotations
 
 import builtins
+import contextlib
 import enum
 import logging
 import random
@@ -34,6 +35,7 @@ from kcm.errors import (
 )
 
 from ._backoff import Backoff
+from ._gc_pause import gc_paused_for_list, list_page_decoded
 from ._keys import KeyFunc, ObjectKey, meta_namespace_key
 from ._types import KubeObject, ListerWatcher, WatchEventLike
 
@@ -187,6 +189,13 @@ class Reflector(Generic[T]):
         max_internal_error_retry_duration: re-watch (not relist) on 500 ERROR events for
             this long (0 = off, client-go's default).
         watch_error_handler: sees every error that interrupted listing or watching.
+        transform: applied to every listed or watched object before it reaches the store,
+            page by page during a LIST (so a list's discarded parts, e.g. stripped
+            managedFields, are freed while the next page is decoded, not all at the end).
+        pause_gc_during_list: keep the cyclic GC from rescanning the pages decoded so far
+            while a LIST is in progress (see ``kcm/informers/_gc_pause.py``: temporary
+            :func:`gc.freeze` every ~2,000 objects, undone when the list ends; a no-op when the
+            application itself uses ``gc.freeze``).
         backoff: the retry delay policy (client-go R2 defaults).
         clock, rng: time and randomness, injectable for tests.
 
@@ -213,6 +222,8 @@ class Reflector(Generic[T]):
         min_watch_timeout: float = 300.0,
         max_internal_error_retry_duration: float = 0.0,
         watch_error_handler: Callable[[Exception], None] = default_watch_error_handler,
+        transform: Callable[[T], T] | None = None,
+        pause_gc_during_list: bool = True,
         backoff: Backoff | None = None,
         key_func: KeyFunc = meta_namespace_key,
         clock: Clock = SYSTEM_CLOCK,
@@ -231,6 +242,8 @@ class Reflector(Generic[T]):
         self._min_watch_timeout = min_watch_timeout
         self._max_ise_retry = max_internal_error_retry_duration
         self.watch_error_handler = watch_error_handler
+        self.transform = transform
+        self.pause_gc_during_list = pause_gc_during_list
         self._clock = clock
         self._rng = rng if rng is not None else random.Random()
         self._backoff = backoff if backoff is not None else Backoff(clock=clock, rng=self._rng)
@@ -361,14 +374,17 @@ class Reflector(Generic[T]):
         """
         resource_version = self.relist_resource_version()
         limit = self.list_page_size(resource_version)
-        try:
-            items, rv = await self._paged_list(resource_version, limit)
-        except (ResourceExpired, ResourceVersionTooLarge):
-            # R10: once more as a consistent read, with the same pager settings.
-            self._unavailable = True
-            items, rv = await self._paged_list(self.relist_resource_version(), limit)
-        self._unavailable = False
-        self._store.replace(items, rv)
+        with gc_paused_for_list(self.pause_gc_during_list):
+            try:
+                items, rv = await self._paged_list(resource_version, limit)
+            except (ResourceExpired, ResourceVersionTooLarge):
+                # R10: once more as a consistent read, with the same pager settings.
+                self._unavailable = True
+                items, rv = await self._paged_list(self.relist_resource_version(), limit)
+            self._unavailable = False
+            self._store.replace(items, rv)
+            list_page_decoded(len(items))  # the queued deltas
+            del items
         self._last_sync_rv = rv
         self.relists += 1
         self.last_error = None
@@ -382,7 +398,8 @@ class Reflector(Generic[T]):
             resource_version=resource_version or None,
         )
         list_rv = page.metadata.resource_version or ""
-        items: builtins.list[T] = list(page.items)
+        items: builtins.list[T] = []
+        self._add_page(items, page.items)
         token = page.metadata.continue_
         if token and resource_version == "0":
             self._paginated_result = True
@@ -401,16 +418,29 @@ class Reflector(Generic[T]):
                     field_selector=self._field_selector,
                     resource_version=resource_version or None,
                 )
-                return list(full.items), full.metadata.resource_version or ""
-            items.extend(page.items)
+                items = []
+                self._add_page(items, full.items)
+                return items, full.metadata.resource_version or ""
+            self._add_page(items, page.items)
             token = page.metadata.continue_
         return items, list_rv
+
+    def _add_page(self, items: builtins.list[T], page: Iterable[T]) -> None:
+        before = len(items)
+        transform = self.transform
+        if transform is None:
+            items.extend(page)
+        else:
+            items.extend([transform(obj) for obj in page])
+        list_page_decoded(len(items) - before)
 
     # -- WATCH ---------------------------------------------------------------------------
 
     def _apply(self, event: WatchEventLike[T]) -> None:
         kind = event.type
         obj = event.object
+        if self.transform is not None and kind != "BOOKMARK":
+            obj = self.transform(obj)
         if kind == "MODIFIED":
             self._store.update(obj)
         elif kind == "ADDED":
@@ -515,6 +545,8 @@ class Reflector(Generic[T]):
         clock = self._clock
         last_progress = start
         error: Exception | None = None
+        pause = contextlib.ExitStack()  # the GC pause ends at the end bookmark or on failure
+        pause.enter_context(gc_paused_for_list(self.pause_gc_during_list))
         try:
             async with anyio.create_task_group() as inner:
                 stream_scope = anyio.CancelScope()
@@ -556,6 +588,7 @@ class Reflector(Generic[T]):
                                 if self._initial_event(event, temp):
                                     synced = True
                                     temp = {}
+                                    pause.close()
                                     watchdog_scope.cancel()
                                     self._start_resync(tg)
                 except Exception as exc:  # kept out of the task group's ExceptionGroup
@@ -566,6 +599,7 @@ class Reflector(Generic[T]):
             error = exc
         finally:
             self.watch_connected = False
+            pause.close()
         if synced:
             outcome = classify_watch_end(
                 error,
@@ -583,7 +617,11 @@ class Reflector(Generic[T]):
         kind = event.type
         obj = event.object
         if kind == "ADDED" or kind == "MODIFIED":
+            if self.transform is not None:
+                obj = self.transform(obj)
             temp[self._key_func(obj)] = obj
+            if len(temp) % 500 == 0:
+                list_page_decoded(500)
         elif kind == "DELETED":
             temp.pop(self._key_func(obj), None)
         elif kind == "BOOKMARK":
