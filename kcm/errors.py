@@ -28,6 +28,7 @@ types in exactly one place (``kcm.client``), so callers never see an httpx excep
     ├── WatchListTimeoutError       no initial-events-end bookmark in time (reflector lists instead)
     ├── AlreadyOwnedError           an object already has another controller (ownerReference)
     ├── ShutDown                    a work queue was shut down
+    ├── CacheSyncTimeoutError       a controller's caches did not sync in time (a TimeoutError)
     └── LeaderElectionLost          this process lost (or never held) the leader lease
 
 ``retryable`` on each class tells generic retry loops whether trying the same request again
@@ -43,6 +44,7 @@ __all__ = [
     "AlreadyOwnedError",
     "ApiError",
     "BadRequest",
+    "CacheSyncTimeoutError",
     "ConfigError",
     "Conflict",
     "DecodeError",
@@ -302,6 +304,33 @@ class AlreadyOwnedError(KcmError):
 
 class ShutDown(KcmError):
     """The work queue was shut down; no more items will be handed out."""
+
+
+class CacheSyncTimeoutError(KcmError, TimeoutError):
+    """A controller's watched informers did not sync within its ``cache_sync_timeout``.
+
+    Also a builtin :class:`TimeoutError`, so ``except TimeoutError`` still catches it. Usually
+    the informers cannot list or watch: missing RBAC permissions, an unknown kind (CRD not
+    installed), or an unreachable server; a very large cache may just need a longer timeout.
+
+    Attributes:
+        controller: the controller's name.
+        kinds: the watched resources (``group/version/plural``-ish labels) not synced yet.
+        timeout: the timeout that ran out, in seconds.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        controller: str = "",
+        kinds: tuple[str, ...] = (),
+        timeout: float = 0.0,
+    ) -> None:
+        super().__init__(message)
+        self.controller = controller
+        self.kinds = kinds
+        self.timeout = timeout
 
 
 class LeaderElectionLost(KcmError):

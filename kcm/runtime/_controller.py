@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Hashable, Iterable, Sequence
-from typing import Generic, TypeVar, final
+from typing import Any, Generic, NamedTuple, TypeVar, final
 
 import anyio
 import anyio.abc
@@ -19,7 +19,7 @@ from anyio.abc import TaskStatus
 from prometheus_client import CollectorRegistry
 
 from kcm.clock import SYSTEM_CLOCK, Clock, move_on_after
-from kcm.errors import Conflict, ShutDown
+from kcm.errors import CacheSyncTimeoutError, Conflict, ShutDown
 from kcm.informers import HandlerRegistration, KubeObject, SharedIndexInformer
 from kcm.models import ObjectKey
 from kcm.workqueue import ItemExponentialFailureRateLimiter, RateLimiter, RateLimitingQueue
@@ -37,6 +37,15 @@ K = TypeVar("K", bound=Hashable)
 T = TypeVar("T", bound=KubeObject)
 
 
+_RESULTS = ("success", "error", "requeue", "requeue_after")
+
+
+class _Pending(NamedTuple):
+    registration: HandlerRegistration
+    kind: str
+    informer: SharedIndexInformer[Any] | None
+
+
 @final
 class Controller(Generic[K]):
     """Runs a :class:`Reconciler` for every key put into its queue, with retries and backoff.
@@ -52,7 +61,8 @@ class Controller(Generic[K]):
         metrics: a registry to report controller-runtime's and the work queue's metrics to
             (C26); None reports nothing.
         cache_sync_timeout: how long :meth:`run` waits for :meth:`wait_for` registrations
-            to sync before failing (C5: 2 minutes).
+            to sync before failing with :class:`~kcm.errors.CacheSyncTimeoutError` (C5:
+            2 minutes).
         graceful_shutdown_timeout: how long in-flight reconciles may run on after :meth:`run`
             is cancelled before they are cancelled too (None: wait for ever).
         reconcile_timeout: cancel a reconcile that runs longer than this many seconds and
@@ -125,21 +135,51 @@ class Controller(Generic[K]):
             if metrics is not None
             else None
         )
-        self._registrations: list[HandlerRegistration] = []
+        self._registrations: list[_Pending] = []
         self._watches: list[HandlerRegistration] = []
         self._started = False
         self._stopping = False
+        self._active = 0
+        self._counts = dict.fromkeys(_RESULTS, 0)
 
     def __repr__(self) -> str:
         return f"<Controller name={self.name!r} workers={self.max_concurrent_reconciles}>"
 
+    # -- introspection -----------------------------------------------------------------------
+
+    @property
+    def active_workers(self) -> int:
+        """Reconciles running right now (0 to ``max_concurrent_reconciles``). O(1)."""
+        return self._active
+
+    @property
+    def reconcile_counts(self) -> dict[str, int]:
+        """Finished reconciles by outcome since construction, as the
+        ``controller_runtime_reconcile_total`` ``result`` label: ``success``, ``error``,
+        ``requeue``, ``requeue_after`` (a fresh dict; kept with or without ``metrics``)."""
+        return dict(self._counts)
+
     # -- wiring ------------------------------------------------------------------------------
 
-    def wait_for(self, registrations: Iterable[HandlerRegistration]) -> None:
+    def wait_for(
+        self,
+        registrations: Iterable[HandlerRegistration],
+        *,
+        kind: str | None = None,
+        informer: SharedIndexInformer[Any] | None = None,
+    ) -> None:
         """Make :meth:`run` wait until these informer handler registrations have synced
         before starting workers (C8: every initial add is queued before the first reconcile).
+
+        Args:
+            registrations: what to wait for.
+            kind: what they watch, for the :class:`~kcm.errors.CacheSyncTimeoutError` message
+                (default: ``"informer #<n>"``).
+            informer: their informer; its ``last_error`` goes into that message too.
         """
-        self._registrations.extend(registrations)
+        for registration in registrations:
+            label = kind if kind is not None else f"informer #{len(self._registrations) + 1}"
+            self._registrations.append(_Pending(registration, label, informer))
 
     def watch(
         self: Controller[ObjectKey],
@@ -147,12 +187,14 @@ class Controller(Generic[K]):
         handler: EventHandler[T],
         *,
         predicates: Sequence[Predicate[T]] = (),
+        kind: str | None = None,
     ) -> HandlerRegistration:
         """Feed this controller from ``informer``: each event that passes ``predicates`` (ANDed
         in order) puts the keys ``handler`` maps it to into the queue.
 
         :meth:`run` waits for the registration to sync (every initial add queued) before the
-        first reconcile, and removes it when the controller stops.
+        first reconcile, and removes it when the controller stops. ``kind`` names the watched
+        kind in a :class:`~kcm.errors.CacheSyncTimeoutError` (the builder sets it).
 
         Returns:
             The informer handler registration.
@@ -164,7 +206,7 @@ class Controller(Generic[K]):
             QueueingHandler(handler, self.queue.add, predicates)
         )
         self._watches.append(registration)
-        self.wait_for([registration])
+        self.wait_for([registration], kind=kind, informer=informer)
         return registration
 
     def enqueue(self, key: K) -> None:
@@ -182,7 +224,8 @@ class Controller(Generic[K]):
 
         Raises:
             RuntimeError: ``run`` was called before (controllers cannot be restarted).
-            TimeoutError: a handler registration did not sync within ``cache_sync_timeout``.
+            CacheSyncTimeoutError: a handler registration did not sync within
+                ``cache_sync_timeout`` (also a ``TimeoutError``); it names the kinds.
         """
         if self._started:
             raise RuntimeError(f"controller {self.name!r} was already started")
@@ -211,18 +254,33 @@ class Controller(Generic[K]):
                 registration.remove()
 
     async def _wait_for_sync(self) -> None:
-        pending = [r for r in self._registrations if not r.has_synced]
+        pending = [p for p in self._registrations if not p.registration.has_synced]
         if not pending:
             return
         async with move_on_after(self._clock, self._cache_sync_timeout) as scope:
-            for registration in pending:
-                await registration.wait_synced()
+            for p in pending:
+                await p.registration.wait_synced()
         if scope.cancelled_caught:
-            raise TimeoutError(
-                f"controller {self.name!r}: timed out after {self._cache_sync_timeout} s "
-                "waiting for the informer caches to sync; check the informers' last_error "
-                "(permissions, unknown kinds)"
-            )
+            raise self._sync_timeout_error([p for p in pending if not p.registration.has_synced])
+
+    def _sync_timeout_error(self, unsynced: list[_Pending]) -> CacheSyncTimeoutError:
+        kinds = tuple(dict.fromkeys(p.kind for p in unsynced))
+        errors = {
+            p.kind: p.informer.last_error
+            for p in unsynced
+            if p.informer is not None and p.informer.last_error is not None
+        }
+        detail = "".join(f"; {kind}: last error: {error}" for kind, error in errors.items())
+        return CacheSyncTimeoutError(
+            f"controller {self.name!r}: caches of {', '.join(kinds)} did not sync within "
+            f"{self._cache_sync_timeout} s{detail}. Check that the client may list and watch "
+            "them (RBAC), that the kinds exist (CRDs installed) and that the API server is "
+            "reachable; for very large caches raise cache_sync_timeout "
+            "(with_options(cache_sync_timeout=...))",
+            controller=self.name,
+            kinds=kinds,
+            timeout=self._cache_sync_timeout,
+        )
 
     async def _shut_down(self, workers_scope: anyio.CancelScope) -> None:
         self._stopping = True
@@ -265,6 +323,7 @@ class Controller(Generic[K]):
         metrics = self._metrics
         if metrics is not None:
             metrics.started()
+        self._active += 1
         context = ReconcileContext(self.name, key, str(uuid.uuid4()))
         token = _current.set(context)
         start = self._clock.monotonic()
@@ -275,6 +334,7 @@ class Controller(Generic[K]):
         else:
             self._handle_outcome(key, context.reconcile_id, result, None)
         finally:
+            self._active -= 1
             _current.reset(token)
             if metrics is not None:
                 metrics.finished(self._clock.monotonic() - start)
@@ -328,6 +388,7 @@ class Controller(Generic[K]):
                 queue.forget(key)
             else:
                 queue.add_rate_limited(key)
+            self._counts["error"] += 1
             if metrics is not None:
                 metrics.error(terminal=terminal)
             return
@@ -342,5 +403,6 @@ class Controller(Generic[K]):
         else:
             queue.forget(key)
             label = "success"
+        self._counts[label] += 1
         if metrics is not None:
             metrics.result(label)

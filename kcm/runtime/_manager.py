@@ -80,7 +80,10 @@ class LeaderElectionOptions:
             ``run()`` is called again, so only use it with runnables that can be restarted
             (a :class:`~kcm.runtime.Controller` cannot).
         lock: use this :class:`~kcm.leaderelection.ResourceLock` instead of building one
-            from ``resource_lock`` (tests: :class:`~kcm.leaderelection.InMemoryLock`).
+            from ``resource_lock`` on the manager's client. Busy managers should give the
+            lock a client of its own (as kube-controller-manager does), so renewals never
+            queue behind the informers' LISTs under the client's QPS limit. Tests pass an
+            :class:`~kcm.leaderelection.InMemoryLock`.
         rng: randomness of the acquire jitter (seed it in tests).
 
     Raises:
@@ -137,7 +140,7 @@ class _Layer:
     """One stage of the start order; stopped in reverse order on shutdown."""
 
     name: str
-    scope: anyio.CancelScope = field(default_factory=lambda: anyio.CancelScope(shield=True))
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     done: anyio.Event = field(default_factory=anyio.Event)
 
 
@@ -240,6 +243,7 @@ class Manager:
         self._synced = False
         self._started = False
         self._shutting_down = False
+        self._errors: list[Exception] = []
 
     def __repr__(self) -> str:
         return f"<Manager runnables={len(self._entries)} leader_election={self.leader_election}>"
@@ -299,8 +303,13 @@ class Manager:
         return self.builder().for_(model, predicates=predicates)
 
     def builder(self) -> ControllerBuilder:
-        """A :class:`ControllerBuilder` on this manager's factory, clock and registry."""
-        return ControllerBuilder(self.factory, clock=self.clock, metrics=self.registry)
+        """A :class:`ControllerBuilder` on this manager's factory, clock and registry, whose
+        controllers get the manager's ``graceful_shutdown_timeout`` for their in-flight
+        reconciles (override it with ``with_options``)."""
+        builder = ControllerBuilder(self.factory, clock=self.clock, metrics=self.registry)
+        if self.graceful_shutdown_timeout is not None:
+            builder.with_options(graceful_shutdown_timeout=self.graceful_shutdown_timeout)
+        return builder
 
     def event_recorder(self, component: str) -> EventRecorder:
         """An event recorder reporting as ``component`` (e.g. ``"replicaset-controller"``).
@@ -391,42 +400,97 @@ class Manager:
         if self._started:
             raise RuntimeError("a Manager runs once; build a new one to start again")
         self._started = True
+        stop = anyio.Event()
+        started = anyio.Event()
         try:
-            await self._run(task_status)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._supervise, started, stop, name="manager")
+                try:
+                    with anyio.CancelScope() as waiting:
+                        tg.start_soon(_cancel_on, stop, waiting)
+                        await started.wait()
+                        task_status.started()
+                        await anyio.sleep_forever()  # until cancelled, or a stage fails
+                finally:
+                    stop.set()  # the supervisor stops everything, in order, then returns
         except BaseExceptionGroup as group:
             raise _unwrap(group) from None
         finally:
             self._shutting_down = True
             self._leading = False
+        if self._errors:
+            raise self._errors[0]
 
-    async def _run(self, task_status: TaskStatus[None]) -> None:
+    async def _supervise(self, started: anyio.Event, stop: anyio.Event) -> None:
+        """Start the stages in order, wait for the stop signal, stop them in reverse order.
+
+        Everything runs under a shield: cancelling :meth:`run` only sets ``stop``, so the
+        stages are stopped one by one instead of all at once. A stage that fails after it has
+        started records its error and sets ``stop`` too.
+        """
         layers: list[_Layer] = []
-        async with anyio.create_task_group() as tg:
+        with anyio.CancelScope(shield=True):
+            async with anyio.create_task_group() as tg:
 
-            async def start(name: str, fn: Callable[..., Any]) -> None:
-                layer = _Layer(name)
-                layers.append(layer)
-                await tg.start(partial(_run_layer, layer, fn), name=f"manager {name}")
+                async def start(name: str, fn: Callable[..., Any]) -> None:
+                    layer = _Layer(name)
+                    layers.append(layer)
+                    await tg.start(
+                        partial(self._run_layer, layer, fn, stop), name=f"manager {name}"
+                    )
 
-            try:
-                if self._server is not None:
-                    await start("http", self._server.run)
-                await start("caches", self._run_caches)
-                if self._broadcaster is not None:
-                    await start("events", self._broadcaster.run)
-                await start("runnables", self._run_runnables)
-                await start("leader", self._run_leader)
-                logger.info("manager started (%d runnables)", len(self._entries))
-                task_status.started()
-                await anyio.sleep_forever()
-            finally:
+                with anyio.CancelScope() as startup:
+                    tg.start_soon(_cancel_on, stop, startup)
+                    try:
+                        if self._server is not None:
+                            await start("http", self._server.run)
+                        await start("caches", self._run_caches)
+                        if self._broadcaster is not None:
+                            await start("events", self._broadcaster.run)
+                        await start("runnables", self._run_runnables)
+                        await start("leader", self._run_leader)
+                    except Exception as exc:  # a stage failed before it was ready
+                        self._errors.append(_plain(exc))
+                    else:
+                        logger.info("manager started (%d runnables)", len(self._entries))
+                        started.set()
+                        await stop.wait()
                 self._shutting_down = True
-                with anyio.CancelScope(shield=True):
-                    await self._shut_down(layers)
+                stop.set()
+                await self._shut_down(layers)
+
+    async def _run_layer(
+        self,
+        layer: _Layer,
+        fn: Callable[..., Any],
+        stop: anyio.Event,
+        *,
+        task_status: TaskStatus[None],
+    ) -> None:
+        ready = False
+
+        class _Status:
+            def started(self, value: None = None) -> None:
+                nonlocal ready
+                ready = True
+                task_status.started()
+
+        try:
+            with layer.scope:
+                await fn(task_status=_Status())
+        except Exception as exc:
+            if not ready:
+                raise  # tg.start() re-raises it in the supervisor
+            error = _plain(exc)
+            logger.error("manager: %s failed; stopping the manager: %r", layer.name, error)
+            self._errors.append(error)
+            stop.set()
+        finally:
+            layer.done.set()
 
     async def _shut_down(self, layers: list[_Layer]) -> None:
         grace = self.graceful_shutdown_timeout
-        remaining = list(reversed(layers))
+        remaining = [layer for layer in reversed(layers) if not layer.done.is_set()]
         async with move_on_after(self.clock, grace if grace is not None else float("inf")) as sc:
             while remaining:
                 layer = remaining[0]
@@ -546,20 +610,24 @@ def _log_new_leader(identity: str, leader: str) -> None:
         logger.info("manager: the leader is %s", leader)
 
 
-async def _run_layer(
-    layer: _Layer, fn: Callable[..., Any], *, task_status: TaskStatus[None]
-) -> None:
-    try:
-        with layer.scope:
-            await fn(task_status=task_status)
-    finally:
-        layer.done.set()
+async def _cancel_on(event: anyio.Event, scope: anyio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
 
 
 async def _run_entry(
     entry: _Entry, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
 ) -> None:
     await entry.runnable.run(task_status=task_status)
+
+
+def _plain(exc: Exception) -> Exception:
+    """A task group's single error instead of the group holding it."""
+    if isinstance(exc, ExceptionGroup):
+        leaf = _unwrap(exc)
+        if isinstance(leaf, Exception):
+            return leaf
+    return exc
 
 
 def _unwrap(group: BaseExceptionGroup[BaseException]) -> BaseException:

@@ -88,3 +88,14 @@ def test_watch_decode_error_truncates_the_line() -> None:
     err = errors.WatchDecodeError("bad line", line=b"x" * 5000)
     assert len(err.line) == 1024
     assert isinstance(err, errors.DecodeError)
+
+
+def test_cache_sync_timeout_error_is_a_kcm_error_and_a_timeout_error() -> None:
+    err = errors.CacheSyncTimeoutError(
+        "caches of Pod did not sync", controller="rs", kinds=("Pod",), timeout=5.0
+    )
+    assert isinstance(err, errors.KcmError)
+    assert isinstance(err, TimeoutError)
+    assert not err.retryable
+    assert (err.controller, err.kinds, err.timeout) == ("rs", ("Pod",), 5.0)
+    assert str(err) == "caches of Pod did not sync"

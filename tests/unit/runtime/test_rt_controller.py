@@ -340,7 +340,7 @@ async def test_waits_for_handler_sync_then_times_out(fake_clock: FakeClock) -> N
     controller.wait_for([cast(HandlerRegistration, reg)])
     async with anyio.create_task_group() as tg:
         tg.start_soon(fake_clock.advance, 120)
-        with pytest.raises(TimeoutError, match="timed out after 120"):
+        with pytest.raises(TimeoutError, match="did not sync within 120"):
             await controller.run()
 
 

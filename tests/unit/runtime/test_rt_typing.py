@@ -12,7 +12,7 @@ mypy_api = pytest.importorskip("mypy.api")
 SNIPPET = textwrap.dedent(
     """
     from kcm.informers import SharedInformerFactory
-    from kcm.models import ObjectKey
+    from kcm.models import ObjectKey, PartialObjectMetadata, ResourceInfo, Unstructured
     from kcm.models.core_v1 import ConfigMap, Secret
     from kcm.runtime import (
         PredicateFuncs, Request, Result, controller_for, enqueue_mapped, generation_changed,
@@ -41,6 +41,20 @@ SNIPPET = textwrap.dedent(
             .watches(Secret, enqueue_mapped(lambda o: [ObjectKey("", o.metadata.name or "")]))
             .build(Good())
         )
+
+
+    def wire_sources(factory: SharedInformerFactory, info: ResourceInfo) -> None:
+        b = controller_for(factory, ConfigMap)
+        b.owns(Secret, metadata_only=True, predicates=[PredicateFuncs[Secret]()])  # E
+        b.owns(Secret, metadata_only=True, predicates=[PredicateFuncs[PartialObjectMetadata]()])
+        b.owns(Secret, predicates=[PredicateFuncs[PartialObjectMetadata]()])  # E
+        b.owns(info, predicates=[PredicateFuncs[Unstructured]()])
+        b.owns(info, predicates=[PredicateFuncs[Secret]()])  # E
+        b.watches(info, enqueue_mapped(lambda o: [ObjectKey("", o["spec"]["name"])]))
+        b.watches(Secret, enqueue_mapped(lambda o: [o.data]), metadata_only=True)  # E
+        controller_for(factory, info, predicates=[generation_changed()]).build(Good())
+        secret_only = [PredicateFuncs[Secret]()]
+        controller_for(factory, Secret, metadata_only=True, predicates=secret_only)  # E
     """
 )
 

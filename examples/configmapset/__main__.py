@@ -1,0 +1,5 @@
+"""``python -m examples.configmapset``."""
+
+from .main import main
+
+raise SystemExit(main())

@@ -1,0 +1,323 @@
+"""Manager lifecycle on a fake clock with an in-memory lock: order, gating, failures, shutdown."""
+
+from __future__ import annotations
+
+import random
+import signal
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+
+import anyio
+import anyio.lowlevel
+import pytest
+from anyio.abc import TaskStatus
+
+from kcm.apiserver import ApiServer
+from kcm.client import ApiClient
+from kcm.errors import ConfigError, LeaderElectionLost
+from kcm.leaderelection import InMemoryLock, InMemoryLockStore, LeaderElectionRecord
+from kcm.runtime import LeaderElectionOptions, Manager, run_until_signal
+from kcm.testing import FakeClock
+
+pytestmark = pytest.mark.anyio
+
+
+class Probe:
+    """A runnable that logs start and stop (with the virtual time) into a shared list."""
+
+    def __init__(self, name: str, log: list[str], *, fail_after: float | None = None) -> None:
+        self.name = name
+        self.log = log
+        self.fail_after = fail_after
+        self.running = False
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        self.log.append(f"start {self.name}")
+        self.running = True
+        task_status.started()
+        try:
+            if self.fail_after is not None:
+                await anyio.lowlevel.checkpoint()
+                raise ValueError(f"{self.name} broke")
+            await anyio.sleep_forever()
+        finally:
+            self.running = False
+            self.log.append(f"stop {self.name}")
+
+
+def options(lock: InMemoryLock, **kw: object) -> LeaderElectionOptions:
+    return LeaderElectionOptions(name="test", lock=lock, rng=random.Random(1), **kw)  # type: ignore[arg-type]
+
+
+async def test_runnables_start_in_order_and_leader_gated_ones_only_once_elected(
+    api_server: ApiServer,
+) -> None:
+    clock = FakeClock()
+    store = InMemoryLockStore()
+    now = clock.now()
+    store.record = LeaderElectionRecord(  # another replica holds a fresh lease
+        holder_identity="other", lease_duration_seconds=15, acquire_time=now, renew_time=now
+    )
+    log: list[str] = []
+    async with ApiClient(api_server.client_config()) as client:
+        manager = Manager(client, clock=clock, leader_election=options(InMemoryLock(store, "me")))
+        manager.add(Probe("leader-a", log))
+        manager.add(Probe("plain-1", log), needs_leader_election=False)
+        manager.add(Probe("leader-b", log))
+        manager.add(Probe("plain-2", log), needs_leader_election=False)
+        async with anyio.create_task_group() as tg:
+            await tg.start(manager.run)
+            assert log == ["start plain-1", "start plain-2"]
+            assert not manager.is_leader
+            await clock.advance(14)  # the other holder's lease has not expired by our clock
+            assert log == ["start plain-1", "start plain-2"]
+            await clock.advance(10)  # expired, and a jittered retry (<= 4.4 s) has come
+            assert log == ["start plain-1", "start plain-2", "start leader-a", "start leader-b"]
+            assert manager.is_leader
+            assert store.record is not None
+            assert store.record.holder_identity == "me"
+            tg.cancel_scope.cancel()
+    # Reverse order: leader-gated runnables first, then the others; the lease is released.
+    assert log[4:6] == ["stop leader-a", "stop leader-b"] or log[4:6] == [
+        "stop leader-b",
+        "stop leader-a",
+    ]
+    assert set(log[6:]) == {"stop plain-1", "stop plain-2"}
+    assert store.record is not None
+    assert store.record.holder_identity == ""
+    assert not manager.is_leader
+
+
+async def test_without_leader_election_everything_starts_and_is_leader(
+    api_server: ApiServer,
+) -> None:
+    log: list[str] = []
+    async with ApiClient(api_server.client_config()) as client:
+        manager = Manager(client, clock=FakeClock())
+        manager.add(Probe("a", log))
+        async with anyio.create_task_group() as tg:
+            await tg.start(manager.run)
+            with anyio.fail_after(5):
+                await manager.wait_elected()
+            assert manager.is_leader
+            manager.add(Probe("late", log))  # added while running: started at once
+            await anyio.wait_all_tasks_blocked()
+            assert log == ["start a", "start late"]
+            tg.cancel_scope.cancel()
+    assert sorted(log[2:]) == ["stop a", "stop late"]
+
+
+async def test_a_failing_runnable_stops_the_manager_with_its_error(api_server: ApiServer) -> None:
+    log: list[str] = []
+    async with ApiClient(api_server.client_config()) as client:
+        manager = Manager(client, clock=FakeClock())
+        manager.add(Probe("ok", log), needs_leader_election=False)
+        manager.add(Probe("bad", log, fail_after=0))
+        with anyio.fail_after(5), pytest.raises(ValueError, match="bad broke"):
+            await manager.run()
+    assert "stop ok" in log
+    with pytest.raises(RuntimeError, match="runs once"):
+        await manager.run()
+
+
+async def test_losing_leadership_stops_the_manager_with_leader_election_lost(
+    api_server: ApiServer,
+) -> None:
+    clock = FakeClock()
+    store = InMemoryLockStore()
+    log: list[str] = []
+    async with ApiClient(api_server.client_config()) as client:
+        manager = Manager(client, clock=clock, leader_election=options(InMemoryLock(store, "me")))
+        probe = Probe("ctrl", log)
+        manager.add(probe)
+        errors: list[Exception] = []
+
+        async def run_manager(*, task_status: TaskStatus[None]) -> None:
+            try:
+                await manager.run(task_status=task_status)
+            except LeaderElectionLost as exc:
+                errors.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            await tg.start(run_manager)
+            await clock.advance(0)
+            assert probe.running
+            store.partition("me")  # renewals hang: the leader must give up
+            await clock.advance(11.9)
+            assert probe.running  # renew_deadline + retry_period = 12 s after the last renewal
+            await clock.advance(0.2)
+            assert not probe.running
+            assert not manager.is_leader
+            assert errors == []  # the release is still being attempted (partitioned)
+            await clock.advance(10)  # the release attempt times out; the manager stops
+        assert len(errors) == 1
+        assert "leader election lost" in str(errors[0])
+    assert log == ["start ctrl", "stop ctrl"]
+
+
+async def test_rejoin_on_loss_restarts_restartable_leader_runnables(api_server: ApiServer) -> None:
+    clock = FakeClock()
+    store = InMemoryLockStore()
+    log: list[str] = []
+    async with ApiClient(api_server.client_config()) as client:
+        manager = Manager(
+            client,
+            clock=clock,
+            leader_election=options(InMemoryLock(store, "me"), exit_on_loss=False),
+        )
+        manager.add(Probe("ctrl", log))
+        async with anyio.create_task_group() as tg:
+            await tg.start(manager.run)
+            await clock.advance(0)
+            store.partition("me")
+            await clock.advance(12.1)
+            assert log == ["start ctrl", "stop ctrl"]
+            await clock.advance(10)  # the release attempt times out
+            assert not manager.is_leader
+            store.heal()
+            await clock.advance(30)
+            assert log == ["start ctrl", "stop ctrl", "start ctrl"]
+            assert manager.is_leader
+            tg.cancel_scope.cancel()
+
+
+async def test_graceful_shutdown_is_bounded_by_the_timeout(api_server: ApiServer) -> None:
+    clock = FakeClock()
+    finished: list[float] = []
+
+    class Slow:
+        async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+            task_status.started()
+            try:
+                await anyio.sleep_forever()
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await clock.sleep(5)  # cleanup that takes 5 s
+                    finished.append(clock.monotonic())
+
+    async with ApiClient(api_server.client_config()) as client:
+        manager = Manager(client, clock=clock, graceful_shutdown_timeout=10)
+        manager.add(Slow())
+        done = anyio.Event()
+
+        async def run_manager(*, task_status: TaskStatus[anyio.CancelScope]) -> None:
+            with anyio.CancelScope() as scope:
+                task_status.started(scope)
+                await manager.run()
+            done.set()
+
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                scope = await tg.start(run_manager)
+                await clock.advance(0)
+                start = clock.monotonic()
+                scope.cancel()
+                await clock.advance(4.9)
+                assert finished == []
+                assert not done.is_set()
+                await clock.advance(0.1)
+                await done.wait()
+        assert finished == [start + 5]
+
+
+def test_leader_election_options_are_validated() -> None:
+    with pytest.raises(ConfigError, match="renew_deadline"):
+        LeaderElectionOptions(name="x", lease_duration=5, renew_deadline=10)
+    with pytest.raises(ConfigError, match="name"):
+        LeaderElectionOptions(name="")
+    with pytest.raises(ConfigError, match="unknown resource lock"):
+        LeaderElectionOptions(name="x", resource_lock="endpoints")  # type: ignore[arg-type]
+
+
+async def test_checks_must_have_unique_names(api_server: ApiServer) -> None:
+    async with ApiClient(api_server.client_config()) as client:
+        manager = Manager(client)
+        manager.add_readyz_check("db", lambda: None)
+        with pytest.raises(ValueError, match="already registered"):
+            manager.add_readyz_check("db", lambda: None)
+        with pytest.raises(ValueError, match="already registered"):
+            manager.add_healthz_check("ping", lambda: None)
+        with pytest.raises(ValueError, match="without '/'"):
+            manager.add_healthz_check("a/b", lambda: None)
+
+
+class FakeSignals:
+    """An injectable signal source: ``send()`` delivers a signal to the receiver."""
+
+    def __init__(self) -> None:
+        self.send_stream, self.receive_stream = anyio.create_memory_object_stream[signal.Signals](1)
+        self.opened = False
+
+    @contextmanager
+    def __call__(self) -> Iterator[AsyncIterator[signal.Signals]]:
+        self.opened = True
+        with self.receive_stream:
+            yield self.receive_stream
+
+
+async def test_run_until_signal_shuts_down_on_an_injected_signal(api_server: ApiServer) -> None:
+    log: list[str] = []
+    source = FakeSignals()
+    store = InMemoryLockStore()
+    async with ApiClient(api_server.client_config()) as client:
+        manager = Manager(
+            client, clock=FakeClock(), leader_election=options(InMemoryLock(store, "me"))
+        )
+        manager.add(Probe("ctrl", log))
+        result: list[signal.Signals | None] = []
+
+        async def main(*, task_status: TaskStatus[None]) -> None:
+            result.append(await run_until_signal(manager, receiver=source, task_status=task_status))
+
+        async with anyio.create_task_group() as tg:
+            await tg.start(main)
+            await manager.wait_elected()
+            assert source.opened
+            assert log == ["start ctrl"]
+            await source.send_stream.send(signal.SIGTERM)
+        source.send_stream.close()
+        assert result == [signal.SIGTERM]
+        assert log == ["start ctrl", "stop ctrl"]
+        assert store.record is not None
+        assert store.record.holder_identity == ""  # released
+
+
+async def test_run_until_signal_handles_a_real_sigterm(api_server: ApiServer) -> None:
+    # SIGTERM is sent only once anyio's receiver is installed (task_status.started()), and the
+    # receiver restores the previous handler on exit, so this is safe on both backends.
+    log: list[str] = []
+    async with ApiClient(api_server.client_config()) as client:
+        manager = Manager(client, clock=FakeClock())
+        manager.add(Probe("ctrl", log))
+        result: list[signal.Signals | None] = []
+
+        async def main(*, task_status: TaskStatus[None]) -> None:
+            result.append(await run_until_signal(manager, task_status=task_status))
+
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                await tg.start(main)
+                signal.raise_signal(signal.SIGTERM)
+        assert result == [signal.SIGTERM]
+        assert log == ["start ctrl", "stop ctrl"]
+
+
+async def test_wiring_after_the_manager_stopped_is_refused(api_server: ApiServer) -> None:
+    async with ApiClient(api_server.client_config()) as client:
+        manager = Manager(client, clock=FakeClock())
+        recorder = manager.event_recorder("demo")
+        assert manager.event_recorder("demo") is recorder  # one recorder per component
+        async with anyio.create_task_group() as tg:
+            await tg.start(manager.run)
+            assert manager.event_recorder("other") is not None  # the broadcaster exists
+            tg.cancel_scope.cancel()
+        with pytest.raises(RuntimeError, match="shutting down or has stopped"):
+            manager.add(Probe("late", []))
+
+    async with ApiClient(api_server.client_config()) as client:
+        manager = Manager(client, clock=FakeClock())
+        async with anyio.create_task_group() as tg:
+            await tg.start(manager.run)
+            with pytest.raises(RuntimeError, match=r"before Manager\.run"):
+                manager.event_recorder("too-late")
+            tg.cancel_scope.cancel()
