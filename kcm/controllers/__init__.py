@@ -1,0 +1,242 @@
+"""Built-in controllers, one package each, and the registry ``kcm`` starts them from.
+
+Each package ``kcm.controllers.<pkg>`` exposes ``NAME`` (kube-controller-manager's name),
+``HELP`` (one line) and ``add_to_manager(manager, *, workers=...)``. This module only
+*describes* them: packages are imported when a controller is started (:meth:`ControllerSpec.load`),
+never when the registry is read, so ``kcm --help`` works even if one controller cannot be
+imported, and a broken controller fails alone with a clear message.
+
+``--controllers`` follows kube-controller-manager: ``*`` (every controller on by default),
+``name`` (on), ``-name`` (off); the first entry naming a controller wins
+(:func:`enabled_controllers`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType, ModuleType
+from typing import Any
+
+__all__ = [
+    "CONTROLLERS",
+    "ControllerOption",
+    "ControllerSpec",
+    "enabled_controllers",
+]
+
+
+@dataclass(frozen=True)
+class ControllerOption:
+    """A controller-specific setting beyond its worker count (e.g.
+    ``--terminated-pod-gc-threshold``).
+
+    Attributes:
+        flag: the command-line flag (``--terminated-pod-gc-threshold``).
+        kwarg: the keyword argument of the package's ``add_to_manager`` it is passed as (only
+            if ``add_to_manager`` accepts it: a controller that does not is started without).
+        type: parses the flag's text (and config-file values).
+        default: kube-controller-manager's default.
+        help: one line for ``--help``.
+    """
+
+    flag: str
+    kwarg: str
+    type: Callable[[str], Any]
+    default: Any
+    help: str
+
+
+@dataclass(frozen=True)
+class ControllerSpec:
+    """What ``kcm`` knows about one built-in controller without importing it.
+
+    Attributes:
+        name: kube-controller-manager's name (what ``--controllers`` takes).
+        package: the package under ``kcm.controllers`` (``ttl-after-finished`` lives in
+            ``ttlafterfinished``).
+        help: one line for ``kcm --help``.
+        workers_flag: the ``--concurrent-*-syncs`` flag, or None for single-loop controllers.
+        default_workers: kube-controller-manager's default worker count.
+        enabled_by_default: whether ``*`` includes it.
+        workers_aliases: further spellings of ``workers_flag`` that are accepted.
+        options: controller-specific flags (:class:`ControllerOption`).
+    """
+
+    name: str
+    package: str
+    help: str
+    workers_flag: str | None
+    default_workers: int
+    enabled_by_default: bool = True
+    workers_aliases: tuple[str, ...] = ()
+    options: tuple[ControllerOption, ...] = ()
+
+    @property
+    def module(self) -> str:
+        """The full module name (``kcm.controllers.deployment``)."""
+        return f"{__name__}.{self.package}"
+
+    def load(self) -> ModuleType:
+        """Import the controller's package.
+
+        Raises:
+            ImportError: the package is missing or fails to import (the message names the
+                controller and says how to run without it).
+        """
+        try:
+            module = importlib.import_module(self.module)
+        except Exception as exc:
+            raise ImportError(
+                f"controller {self.name!r} cannot be loaded ({self.module}: {exc}); "
+                f"run without it with --controllers=*,-{self.name}"
+            ) from exc
+        if not callable(getattr(module, "add_to_manager", None)):
+            raise ImportError(
+                f"controller {self.name!r} ({self.module}) has no add_to_manager(); "
+                f"run without it with --controllers=*,-{self.name}"
+            )
+        return module
+
+    def add_to_manager(self, manager: Any, *, workers: int, **options: Any) -> list[str]:
+        """Load the package and call its ``add_to_manager(manager, workers=..., **options)``,
+        passing only the options its signature accepts.
+
+        Returns:
+            The names of the options that were *not* passed (the controller does not take
+            them), so the caller can warn.
+
+        Raises:
+            ImportError: see :meth:`load`.
+        """
+        add = self.load().add_to_manager
+        params = inspect.signature(add).parameters
+        accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        passed = {k: v for k, v in options.items() if accepts_any or k in params}
+        add(manager, workers=workers, **passed)
+        return sorted(set(options) - set(passed))
+
+
+def _int(text: str) -> int:
+    return int(text)
+
+
+CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
+    {
+        spec.name: spec
+        for spec in (
+            ControllerSpec(
+                "cronjob",
+                "cronjob",
+                "Creates Jobs on CronJob schedules (concurrency policy, missed runs, history).",
+                "--concurrent-cron-job-syncs",
+                5,
+            ),
+            ControllerSpec(
+                "deployment",
+                "deployment",
+                "Rolls Deployments out through ReplicaSets (rolling update, recreate, rollback).",
+                "--concurrent-deployment-syncs",
+                5,
+            ),
+            ControllerSpec(
+                "garbagecollector",
+                "garbagecollector",
+                "Deletes objects whose owners are gone (background, foreground, orphan).",
+                "--concurrent-gc-syncs",
+                20,
+            ),
+            ControllerSpec(
+                "job",
+                "job",
+                "Runs Jobs' pods to completion (parallelism, backoff, deadlines, indexes).",
+                "--concurrent-job-syncs",
+                5,
+            ),
+            ControllerSpec(
+                "namespace",
+                "namespace",
+                "Empties terminating namespaces, then removes their kubernetes finalizer.",
+                "--concurrent-namespace-syncs",
+                10,
+            ),
+            ControllerSpec(
+                "podgc",
+                "podgc",
+                "Deletes terminated pods above a threshold and pods of vanished nodes.",
+                None,
+                1,
+                options=(
+                    ControllerOption(
+                        "--terminated-pod-gc-threshold",
+                        "terminated_pod_threshold",
+                        _int,
+                        12500,
+                        "terminated pods kept before podgc deletes the oldest (0: never)",
+                    ),
+                ),
+            ),
+            ControllerSpec(
+                "replicaset",
+                "replicaset",
+                "Keeps each ReplicaSet's pod count at spec.replicas.",
+                "--concurrent-replicaset-syncs",
+                5,
+            ),
+            ControllerSpec(
+                "replicationcontroller",
+                "replicationcontroller",
+                "Keeps each ReplicationController's pod count at spec.replicas.",
+                "--concurrent_rc_syncs",
+                5,
+                workers_aliases=("--concurrent-rc-syncs",),
+            ),
+            ControllerSpec(
+                "ttl-after-finished",
+                "ttlafterfinished",
+                "Deletes finished Jobs once spec.ttlSecondsAfterFinished has passed.",
+                "--concurrent-ttl-after-finished-syncs",
+                5,
+            ),
+        )
+    }
+)
+"""Every built-in controller by name, in name order."""
+
+
+def enabled_controllers(selection: Iterable[str]) -> list[str]:
+    """The controllers ``--controllers`` turns on, in registry order.
+
+    For each controller the first entry naming it decides (``name`` on, ``-name`` off);
+    without one it is on if ``*`` is present and it is enabled by default.
+
+    Raises:
+        ValueError: an entry is neither ``*``, a known name, nor ``-`` and a known name (the
+            message lists the known names).
+    """
+    entries = [entry.strip() for entry in selection if entry.strip()]
+    unknown = [e for e in entries if e != "*" and e.removeprefix("-") not in CONTROLLERS]
+    if unknown:
+        raise ValueError(
+            f"unknown controller{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(repr(u) for u in unknown)} in --controllers; "
+            f"known: {', '.join(CONTROLLERS)} (or '*', and '-name' to turn one off)"
+        )
+    star = "*" in entries
+    enabled: list[str] = []
+    for name, spec in CONTROLLERS.items():
+        decision: bool | None = None
+        for entry in entries:
+            if entry == name:
+                decision = True
+                break
+            if entry == f"-{name}":
+                decision = False
+                break
+        if decision is None:
+            decision = star and spec.enabled_by_default
+        if decision:
+            enabled.append(name)
+    return enabled

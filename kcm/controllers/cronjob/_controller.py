@@ -1,0 +1,457 @@
+"""The CronJob controller: creates a Job at each scheduled time (kube-controller-manager's
+``cronjob``, the v2 controller, controllers.md §9).
+
+Each sync of one CronJob reconciles ``status.active`` with the Jobs it controls (by
+controllerRef name), then, unless suspended or deleting, works out the most recent start
+time that is due, applies ``startingDeadlineSeconds`` and ``concurrencyPolicy``, creates the
+Job ``<cronjob>-<scheduled minutes since the epoch>``, prunes finished Jobs beyond the history
+limits, and asks to be reconciled again at the next start time (``Result(requeue_after)`` on
+the injected clock: a fake clock in tests).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+
+import anyio
+import msgspec
+from anyio.abc import TaskStatus
+from prometheus_client import CollectorRegistry
+
+from kcm.client import ApiClient
+from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.errors import AlreadyExists, KcmError, NotFound
+from kcm.informers import SharedInformerFactory
+from kcm.models import ObjectKey, object_key
+from kcm.models.batch_v1 import CronJob, CronJobStatus, Job, JobSpec
+from kcm.models.core_v1 import ObjectReference
+from kcm.models.meta_v1 import ObjectMeta
+from kcm.runtime import (
+    Controller,
+    EventRecorder,
+    Manager,
+    Result,
+    get_controller_of,
+    new_controller_ref,
+)
+
+from ._schedule import (
+    MAX_MISSED,
+    Schedule,
+    ScheduleError,
+    most_recent_time,
+    parse_schedule,
+    resolve_time_zone,
+)
+
+__all__ = [
+    "DEFAULT_WORKERS",
+    "HELP",
+    "NAME",
+    "SCHEDULED_TIMESTAMP_ANNOTATION",
+    "CronJobController",
+    "add_to_manager",
+    "job_name_for",
+]
+
+logger = logging.getLogger(__name__)
+
+NAME = "cronjob"
+"""kube-controller-manager's name for this controller."""
+HELP = "Creates Jobs on a cron schedule, with concurrency policies and history limits."
+DEFAULT_WORKERS = 5
+SCHEDULED_TIMESTAMP_ANNOTATION = "batch.kubernetes.io/cronjob-scheduled-timestamp"
+"""Annotation on each created Job: its scheduled time (RFC 3339, in the CronJob's zone)."""
+_NEXT_SYNC_SLACK = 0.1
+"""Requeue this long after the next start time so it is surely due."""
+_API_VERSION = "batch/v1"
+_KIND = "CronJob"
+
+
+def job_name_for(cronjob_name: str, scheduled: datetime) -> str:
+    """``<cronjob>-<scheduled time in whole minutes since the epoch>``."""
+    return f"{cronjob_name}-{int(scheduled.timestamp()) // 60}"
+
+
+def _finished(job: Job) -> str | None:
+    """``"Complete"`` or ``"Failed"`` if the Job finished, else None."""
+    for cond in (job.status.conditions if job.status else None) or ():
+        if cond.type in ("Complete", "Failed") and cond.status == "True":
+            return cond.type
+    return None
+
+
+def _cronjob_key_of(job: Job) -> ObjectKey | None:
+    ref = get_controller_of(job)
+    if ref is None or ref.kind != _KIND or not (ref.api_version or "").startswith("batch/"):
+        return None
+    return ObjectKey(job.metadata.namespace or "", ref.name or "")
+
+
+def _same_time(a: datetime | None, b: datetime | None) -> bool:
+    return a is not None and b is not None and int(a.timestamp()) == int(b.timestamp())
+
+
+class _CronJobEvents:
+    def create_keys(self, obj: CronJob, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
+        return (object_key(obj),)
+
+    def update_keys(self, old: CronJob, new: CronJob) -> Iterable[ObjectKey]:
+        return (object_key(new),)
+
+    def delete_keys(self, obj: CronJob, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
+        return (object_key(obj),)
+
+
+class _JobEvents:
+    """A Job's controlling CronJob (old and new owner on updates)."""
+
+    def create_keys(self, obj: Job, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
+        key = _cronjob_key_of(obj)
+        return (key,) if key is not None else ()
+
+    def update_keys(self, old: Job, new: Job) -> Iterable[ObjectKey]:
+        return dict.fromkeys(k for k in (_cronjob_key_of(old), _cronjob_key_of(new)) if k)
+
+    def delete_keys(self, obj: Job, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
+        key = _cronjob_key_of(obj)
+        return (key,) if key is not None else ()
+
+
+class CronJobController:
+    """Reconciles CronJobs (kube-controller-manager's ``cronjob`` controller).
+
+    Args:
+        client: the API client Jobs and CronJob status are written with.
+        factory: where the CronJob and Job informers come from; run it next to :meth:`run`.
+        recorder: receives the events (``SuccessfulCreate``, ``SawCompletedJob``,
+            ``JobAlreadyActive``, ``TooManyMissedTimes``, ...), attached to the CronJob.
+        clock: the wall time schedules are evaluated at and the requeue clock.
+        workers: concurrent syncs (default 5).
+        registry: a prometheus registry for the runtime's metrics.
+
+    Guarantees:
+        * At most one Job per scheduled time: the Job's name is derived from it, and a
+          schedule time equal to ``status.lastScheduleTime`` is never started again.
+        * With more than 100 missed start times only the most recent one is started (with a
+          Warning ``TooManyMissedTimes``).
+
+    Caveats:
+        * Schedules without ``spec.timeZone`` are evaluated in UTC (Kubernetes uses the
+          controller's local zone). ``@every <duration>`` is not supported.
+    """
+
+    def __init__(
+        self,
+        client: ApiClient,
+        factory: SharedInformerFactory,
+        *,
+        recorder: EventRecorder,
+        clock: Clock = SYSTEM_CLOCK,
+        workers: int = DEFAULT_WORKERS,
+        registry: CollectorRegistry | None = None,
+    ) -> None:
+        self._client = client
+        self._recorder = recorder
+        self._clock = clock
+        cj_informer = factory.informer_for(CronJob)
+        job_informer = factory.informer_for(Job)
+        self.cronjobs = cj_informer.lister()
+        self.jobs = job_informer.lister()
+        self.controller: Controller[ObjectKey] = Controller(
+            NAME, self, max_concurrent_reconciles=workers, clock=clock, metrics=registry
+        )
+        self.controller.watch(cj_informer, _CronJobEvents())
+        self.controller.watch(job_informer, _JobEvents())
+
+    def __repr__(self) -> str:
+        return f"<CronJobController workers={self.controller.max_concurrent_reconciles}>"
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Sync CronJobs until cancelled; ``task_status.started()`` once caches synced."""
+        await self.controller.run(task_status=task_status)
+
+    async def reconcile(self, request: ObjectKey) -> Result:
+        """Sync one CronJob (see the module docstring).
+
+        Raises:
+            KcmError: a write failed; retried with backoff.
+        """
+        cj = self.cronjobs.namespace(request.namespace).get_or_none(request.name)
+        if cj is None:
+            return Result()
+        return await _Sync(self, request, cj).run()
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    @property
+    def recorder(self) -> EventRecorder:
+        return self._recorder
+
+    @property
+    def client(self) -> ApiClient:
+        return self._client
+
+
+class _Sync:
+    def __init__(self, ctl: CronJobController, key: ObjectKey, cj: CronJob) -> None:
+        self.ctl = ctl
+        self.key = key
+        self.cj = cj
+        self.cj_api = ctl.client.api(CronJob, key.namespace)
+        self.job_api = ctl.client.api(Job, key.namespace)
+        self.now = ctl.clock.now()
+
+    def _event(self, type_: str, reason: str, message: str) -> None:
+        self.ctl.recorder.event(self.cj, type_, reason, message)
+
+    def _children(self) -> list[Job]:
+        return [
+            j
+            for j in self.ctl.jobs.namespace(self.key.namespace).list()
+            if _cronjob_key_of(j) == self.key
+        ]
+
+    async def run(self) -> Result:
+        cj = self.cj
+        children = self._children()
+        listed = {ref.uid for ref in (cj.status.active if cj.status else None) or ()}
+        if any(_finished(j) is None and j.metadata.uid not in listed for j in children):
+            # Probably our own Job, created after the cached CronJob was read: re-read it.
+            try:
+                fresh = await self.cj_api.get(self.key.name)
+            except NotFound:
+                return Result()
+            if fresh.metadata.uid == cj.metadata.uid:
+                self.cj = cj = fresh
+        status = await self._reconcile_active(cj.status or CronJobStatus(), children)
+        spec = cj.spec
+        if spec is None or cj.metadata.deletion_timestamp is not None or spec.suspend:
+            await self._write_status(status)
+            if spec is not None and cj.metadata.deletion_timestamp is None:
+                await self._clean_history(children)
+            return Result()
+        try:
+            tz = resolve_time_zone(spec.time_zone)
+        except ScheduleError as exc:
+            await self._write_status(status)
+            self._event("Warning", "UnknownTimeZone", str(exc))
+            return Result()
+        try:
+            schedule = parse_schedule(spec.schedule or "", tz)
+        except ScheduleError as exc:
+            await self._write_status(status)
+            reason = "UnsupportedSchedule" if "not supported" in str(exc) else "UnparseableSchedule"
+            self._event("Warning", reason, f"unparseable schedule: {spec.schedule!r} : {exc}")
+            return Result()
+
+        status = await self._maybe_start(status, children, schedule)
+        cj = await self._write_status(status)
+        await self._clean_history(children)
+        next_time = schedule.next_after(self.now)
+        wait = (next_time - self.ctl.clock.now()).total_seconds() + _NEXT_SYNC_SLACK
+        return Result(requeue_after=max(wait, _NEXT_SYNC_SLACK))
+
+    async def _reconcile_active(self, status: CronJobStatus, children: list[Job]) -> CronJobStatus:
+        active = list(status.active or ())
+        active_uids = {ref.uid for ref in active}
+        last_successful = status.last_successful_time
+        for job in children:
+            uid = job.metadata.uid
+            state = _finished(job)
+            if uid not in active_uids and state is None:
+                self._event(
+                    "Warning",
+                    "UnexpectedJob",
+                    f"Saw a job that the controller did not create or forgot: {job.metadata.name}",
+                )
+            elif uid in active_uids and state is not None:
+                active = [ref for ref in active if ref.uid != uid]
+                self._event(
+                    "Normal",
+                    "SawCompletedJob",
+                    f"Saw completed job: {job.metadata.name}, status: {state}",
+                )
+            if state == "Complete" and job.status is not None and job.status.completion_time:
+                done = job.status.completion_time
+                if last_successful is None or done > last_successful:
+                    last_successful = done
+        known = {j.metadata.uid for j in children}
+        for ref in list(active):
+            if ref.uid in known:
+                continue
+            try:
+                live = await self.job_api.get(str(ref.name))
+            except NotFound:
+                live = None
+            if live is None or live.metadata.uid != ref.uid:
+                active = [r for r in active if r.uid != ref.uid]
+                self._event("Normal", "MissingJob", f"Active job went missing: {ref.name}")
+        return msgspec.structs.replace(
+            status, active=active or None, last_successful_time=last_successful
+        )
+
+    async def _maybe_start(
+        self, status: CronJobStatus, children: list[Job], schedule: Schedule
+    ) -> CronJobStatus:
+        cj = self.cj
+        spec = cj.spec
+        assert spec is not None
+        earliest = status.last_schedule_time or cj.metadata.creation_timestamp or self.now
+        deadline = spec.starting_deadline_seconds
+        if deadline is not None:
+            earliest = max(earliest, self.now - timedelta(seconds=deadline))
+        scheduled, missed = most_recent_time(schedule, earliest, self.now)
+        if scheduled is None:
+            return status
+        if missed > MAX_MISSED:
+            self._event(
+                "Warning",
+                "TooManyMissedTimes",
+                f"too many missed start times: {missed}. Set or decrease "
+                ".spec.startingDeadlineSeconds or check clock skew",
+            )
+        if deadline is not None and scheduled + timedelta(seconds=deadline) < self.now:
+            self._event(
+                "Warning",
+                "MissSchedule",
+                f"Missed scheduled time to start a job: {scheduled.isoformat()}",
+            )
+            return status
+        name = job_name_for(str(cj.metadata.name), scheduled)
+        active = list(status.active or ())
+        if any(ref.name == name for ref in active) or _same_time(
+            status.last_schedule_time, scheduled
+        ):
+            return status
+        policy = spec.concurrency_policy or "Allow"
+        if policy == "Forbid" and active:
+            self._event(
+                "Normal",
+                "JobAlreadyActive",
+                "Not starting job because prior execution is running and concurrency policy "
+                "is Forbid",
+            )
+            return status
+        if policy == "Replace":
+            for ref in list(active):
+                await self._delete_job(str(ref.name), ref.uid)
+                active = [r for r in active if r.uid != ref.uid]
+        job = await self._create_job(name, scheduled, children)
+        if job is not None:
+            active.append(
+                ObjectReference(
+                    api_version=_API_VERSION,
+                    kind="Job",
+                    name=job.metadata.name,
+                    namespace=job.metadata.namespace,
+                    uid=job.metadata.uid,
+                    resource_version=job.metadata.resource_version,
+                )
+            )
+        return msgspec.structs.replace(
+            status, active=active or None, last_schedule_time=scheduled.astimezone(UTC)
+        )
+
+    async def _create_job(self, name: str, scheduled: datetime, children: list[Job]) -> Job | None:
+        cj = self.cj
+        assert cj.spec is not None
+        template = cj.spec.job_template
+        tmeta = (template.metadata if template is not None else None) or ObjectMeta()
+        annotations = dict(tmeta.annotations or {})
+        annotations[SCHEDULED_TIMESTAMP_ANNOTATION] = scheduled.isoformat()
+        job = Job(
+            metadata=ObjectMeta(
+                name=name,
+                namespace=self.key.namespace,
+                labels=dict(tmeta.labels) if tmeta.labels else None,
+                annotations=annotations,
+                owner_references=[new_controller_ref(cj, _API_VERSION, _KIND)],
+            ),
+            spec=(template.spec if template is not None else None) or JobSpec(),
+        )
+        try:
+            created = await self.job_api.create(job)
+        except AlreadyExists:
+            existing = next((j for j in children if j.metadata.name == name), None)
+            if existing is None:
+                existing = await self.job_api.get(name)
+            ref = get_controller_of(existing)
+            if ref is not None and ref.uid == cj.metadata.uid:
+                return None if _finished(existing) else existing
+            self._event("Warning", "FailedCreate", f"Error creating job: {name} already exists")
+            raise
+        except KcmError as exc:
+            self._event("Warning", "FailedCreate", f"Error creating job: {exc}")
+            raise
+        self._event("Normal", "SuccessfulCreate", f"Created job {created.metadata.name}")
+        return created
+
+    async def _delete_job(self, name: str, uid: str | None) -> None:
+        try:
+            await self.job_api.delete(
+                name, propagation_policy="Background", preconditions={"uid": uid}
+            )
+        except NotFound:
+            return
+        except KcmError as exc:
+            self._event("Warning", "FailedDelete", f"Deleted job: {exc}")
+            raise
+        self._event("Normal", "SuccessfulDelete", f"Deleted job {name}")
+
+    async def _clean_history(self, children: list[Job]) -> None:
+        spec = self.cj.spec
+        assert spec is not None
+        succeeded_limit = spec.successful_jobs_history_limit
+        failed_limit = spec.failed_jobs_history_limit
+        limits = {
+            "Complete": 3 if succeeded_limit is None else succeeded_limit,
+            "Failed": 1 if failed_limit is None else failed_limit,
+        }
+        for state, limit in limits.items():
+            done = [
+                j
+                for j in children
+                if _finished(j) == state and j.metadata.deletion_timestamp is None
+            ]
+            if len(done) <= limit:
+                continue
+
+            def order(j: Job) -> tuple[int, float, str]:
+                start = j.status.start_time if j.status else None
+                return (
+                    0 if start is not None else 1,
+                    start.timestamp() if start is not None else 0.0,
+                    str(j.metadata.name),
+                )
+
+            done.sort(key=order)
+            for job in done[: len(done) - limit]:
+                await self._delete_job(str(job.metadata.name), job.metadata.uid)
+
+    async def _write_status(self, status: CronJobStatus) -> CronJob:
+        cj = self.cj
+        if status == (cj.status or CronJobStatus()):
+            return cj
+        new = msgspec.structs.replace(cj, status=status)
+        self.cj = await self.cj_api.update(cj, new, subresource="status")
+        return self.cj
+
+
+def add_to_manager(manager: Manager, *, workers: int = DEFAULT_WORKERS) -> None:
+    """Build a :class:`CronJobController` from the manager (events as
+    ``cronjob-controller``) and add it (leader-gated)."""
+    manager.add(
+        CronJobController(
+            manager.client,
+            manager.factory,
+            recorder=manager.event_recorder("cronjob-controller"),
+            clock=manager.clock,
+            workers=workers,
+            registry=manager.registry,
+        )
+    )

@@ -1,0 +1,58 @@
+"""The garbage collector controller: cascading deletion through ownerReferences.
+
+kube-controller-manager's ``garbagecollector``: an ownership graph built from metadata-only
+informers over every deletable resource (CRDs included), background, foreground and orphan
+propagation, dangling owner references. See docs/controllers.md#garbage-collector.
+"""
+
+from __future__ import annotations
+
+from kcm.runtime import Manager
+
+from ._controller import DEFAULT_IGNORED_RESOURCES as DEFAULT_IGNORED_RESOURCES
+from ._controller import GarbageCollectorController as GarbageCollectorController
+from ._discovery import DiscoveryResult as DiscoveryResult
+from ._discovery import discover_resources as discover_resources
+from ._discovery import filter_verbs as filter_verbs
+from ._graph import Graph as Graph
+from ._graph import Identity as Identity
+from ._graph import Node as Node
+
+NAME = "garbagecollector"
+"""kube-controller-manager's name for this controller."""
+
+HELP = "Deletes objects whose owners are gone (background, foreground and orphan cascades)."
+
+DEFAULT_WORKERS = 20
+"""``--concurrent-gc-syncs``."""
+
+
+def add_to_manager(manager: Manager, *, workers: int = DEFAULT_WORKERS) -> None:
+    """Build the garbage collector from the manager's client, factory, clock and registry
+    and add it (leader-elected)."""
+    manager.add(
+        GarbageCollectorController(
+            manager.client,
+            manager.factory,
+            recorder=manager.event_recorder(f"{NAME}-controller"),
+            clock=manager.clock,
+            workers=workers,
+            registry=manager.registry,
+        )
+    )
+
+
+__all__ = [
+    "DEFAULT_IGNORED_RESOURCES",
+    "DEFAULT_WORKERS",
+    "HELP",
+    "NAME",
+    "DiscoveryResult",
+    "GarbageCollectorController",
+    "Graph",
+    "Identity",
+    "Node",
+    "add_to_manager",
+    "discover_resources",
+    "filter_verbs",
+]

@@ -1,0 +1,964 @@
+"""The Job controller: runs a Job's pods until enough succeed, or the Job fails.
+
+kube-controller-manager's ``job`` controller (controllers.md §8, with the finalizer-based
+tracking of Kubernetes 1.26+). Each sync of one Job:
+
+1. claims the pods its selector matches (adopting orphans with the tracking finalizer);
+2. counts finished pods that still carry the ``batch.kubernetes.io/job-tracking`` finalizer
+   and records their UIDs in ``status.uncountedTerminatedPods`` (so a crash between the
+   status write and the finalizer removal never loses or double-counts a pod), removes their
+   finalizers, then moves them into ``succeeded``/``failed``;
+3. decides whether the Job has failed (pod failure policy ``FailJob``, backoff limit,
+   active deadline) or succeeded, marking it first with the interim ``FailureTarget`` /
+   ``SuccessCriteriaMet`` condition and then, once no pod is left to account for, with
+   ``Failed`` / ``Complete``;
+4. otherwise (creations and deletions it expects all observed) creates or deletes pods so
+   that ``min(parallelism, completions - succeeded)`` are active, or deletes them all while
+   ``suspend`` is true. Replacement pods wait out an exponential backoff of 10 s, 20 s,
+   40 s, ... (capped at 6 minutes) after consecutive failures, on the injected clock.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import anyio
+import msgspec
+from anyio.abc import TaskStatus
+from prometheus_client import CollectorRegistry
+
+from kcm.client import ApiClient, PatchType
+from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.errors import ApiError, KcmError, NotFound
+from kcm.informers import SharedInformerFactory
+from kcm.models import ObjectKey, from_dict, object_key, to_dict
+from kcm.models.batch_v1 import Job, JobCondition, JobStatus, UncountedTerminatedPods
+from kcm.models.core_v1 import Pod, PodSpec
+from kcm.models.meta_v1 import ObjectMeta
+from kcm.runtime import (
+    Controller,
+    ControllerRefManager,
+    EventRecorder,
+    Manager,
+    Result,
+    UIDTrackingControllerExpectations,
+    get_controller_of,
+    new_controller_ref,
+    recheck_deletion_timestamp,
+)
+from kcm.selectors import LabelSelector
+
+from ._indexes import format_indexes, parse_indexes
+from ._pods import (
+    COMPLETION_INDEX_KEY,
+    JOB_TRACKING_FINALIZER,
+    completion_index,
+    deletion_rank,
+    has_tracking_finalizer,
+    is_active,
+    is_failed,
+    is_ready,
+    is_terminating,
+    match_pod_failure_policy,
+    only_replace_failed_pods,
+)
+
+__all__ = [
+    "DEFAULT_BACKOFF",
+    "DEFAULT_WORKERS",
+    "HELP",
+    "MAX_BACKOFF",
+    "MAX_POD_CREATE_DELETE_PER_SYNC",
+    "MAX_UNCOUNTED_PODS",
+    "NAME",
+    "JobController",
+    "add_to_manager",
+    "is_finished",
+]
+
+logger = logging.getLogger(__name__)
+
+NAME = "job"
+"""kube-controller-manager's name for this controller."""
+HELP = "Runs Jobs' pods to completion: parallelism, indexes, backoff, deadlines, suspend."
+DEFAULT_WORKERS = 5
+"""``ConcurrentJobSyncs``."""
+DEFAULT_BACKOFF = 10.0
+"""Seconds before the first replacement of a failed pod; doubles per consecutive failure."""
+MAX_BACKOFF = 360.0
+"""Cap of the pod-recreate backoff (6 minutes)."""
+MAX_UNCOUNTED_PODS = 500
+"""At most this many finished pods are moved through ``uncountedTerminatedPods`` per sync."""
+MAX_POD_CREATE_DELETE_PER_SYNC = 500
+
+_API_VERSION = "batch/v1"
+_KIND = "Job"
+_ORPHANS = " orphan pods"
+"""Name of the per-namespace key that strips the tracking finalizer from orphaned pods (a
+space never appears in a Job name, so it cannot collide)."""
+
+
+def _condition(conditions: Iterable[JobCondition] | None, type_: str) -> JobCondition | None:
+    for cond in conditions or ():
+        if cond.type == type_ and cond.status == "True":
+            return cond
+    return None
+
+
+def is_finished(job: Job) -> bool:
+    """The Job has a True ``Complete`` or ``Failed`` condition (it is never touched again)."""
+    conds = job.status.conditions if job.status is not None else None
+    return _condition(conds, "Complete") is not None or _condition(conds, "Failed") is not None
+
+
+def _job_key_of(pod: Pod) -> ObjectKey | None:
+    ref = get_controller_of(pod)
+    if ref is None or ref.kind != _KIND or not (ref.api_version or "").startswith("batch/"):
+        return None
+    return ObjectKey(pod.metadata.namespace or "", ref.name or "")
+
+
+@dataclass(slots=True)
+class _Backoff:
+    """Consecutive pod failures since the last success and when the last one was seen."""
+
+    failures: int = 0
+    last_failure: float = 0.0
+
+    def remaining(self, now: float) -> float:
+        if self.failures == 0:
+            return 0.0
+        delay = min(DEFAULT_BACKOFF * 2.0 ** min(self.failures - 1, 30), MAX_BACKOFF)
+        return max(0.0, delay - (now - self.last_failure))
+
+
+@dataclass(slots=True)
+class _Counted:
+    """The finished pods one sync newly accounts for."""
+
+    succeeded: list[Pod] = field(default_factory=list)
+    failed: list[Pod] = field(default_factory=list)
+    ignored: list[Pod] = field(default_factory=list)
+    fail_job_message: str | None = None
+
+
+class _JobEvents:
+    """Job informer events: the Job's own key."""
+
+    def create_keys(self, obj: Job, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
+        return (object_key(obj),)
+
+    def update_keys(self, old: Job, new: Job) -> Iterable[ObjectKey]:
+        return (object_key(new),)
+
+    def delete_keys(self, obj: Job, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
+        return (object_key(obj),)
+
+
+class _PodEvents:
+    """Pod informer events: observe expectations, then the owning Job's key (or, for an
+    orphan, every Job in its namespace whose selector matches it, to adopt it)."""
+
+    def __init__(self, owner: JobController) -> None:
+        self._owner = owner
+
+    def _orphan_keys(self, pod: Pod) -> list[ObjectKey]:
+        if get_controller_of(pod) is not None:
+            return []  # another kind of controller's pod
+        keys: list[ObjectKey] = []
+        if has_tracking_finalizer(pod):
+            keys.append(ObjectKey(pod.metadata.namespace or "", _ORPHANS))
+        if pod.metadata.deletion_timestamp is not None:
+            return keys
+        labels = pod.metadata.labels or {}
+        for job in self._owner.jobs.namespace(pod.metadata.namespace or "").list():
+            sel = job.spec.selector if job.spec is not None else None
+            if sel is not None and LabelSelector.from_model(sel).matches(labels):
+                keys.append(object_key(job))
+        return keys
+
+    def create_keys(self, obj: Pod, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
+        key = _job_key_of(obj)
+        if key is None:
+            return self._orphan_keys(obj)
+        if obj.metadata.deletion_timestamp is not None:
+            self._owner.expectations.deletion_observed(key, object_key(obj))
+        else:
+            self._owner.expectations.creation_observed(key)
+        return (key,)
+
+    def update_keys(self, old: Pod, new: Pod) -> Iterable[ObjectKey]:
+        owner = self._owner
+        key = _job_key_of(new)
+        old_key = _job_key_of(old)
+        if key is not None and new.metadata.deletion_timestamp is not None:
+            owner.expectations.deletion_observed(key, object_key(new))
+        if not has_tracking_finalizer(new):
+            owner.finalizer_removal_observed(
+                key or ObjectKey(new.metadata.namespace or "", _ORPHANS), new.metadata.uid
+            )
+        keys = [k for k in (old_key, key) if k is not None]
+        if not keys:
+            return self._orphan_keys(new)
+        return dict.fromkeys(keys)
+
+    def delete_keys(self, obj: Pod, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
+        key = _job_key_of(obj)
+        if key is None:
+            orphans = ObjectKey(obj.metadata.namespace or "", _ORPHANS)
+            self._owner.finalizer_removal_observed(orphans, obj.metadata.uid)
+            return ()
+        self._owner.expectations.deletion_observed(key, object_key(obj))
+        self._owner.finalizer_removal_observed(key, obj.metadata.uid)
+        return (key,)
+
+
+class JobController:
+    """Reconciles Jobs (kube-controller-manager's ``job`` controller).
+
+    Args:
+        client: the API client pods and Job status are written with.
+        factory: where the Job and Pod informers come from; run it next to :meth:`run`.
+        recorder: receives the events (``SuccessfulCreate``, ``Completed``,
+            ``BackoffLimitExceeded``, ...), attached to the Job.
+        clock: time for backoff, deadlines, condition timestamps and expectation expiry.
+        workers: concurrent syncs (``--concurrent-job-syncs``, default 5).
+        registry: a prometheus registry for the runtime's controller and queue metrics.
+
+    Guarantees:
+        * A finished pod is counted exactly once: its UID goes into
+          ``status.uncountedTerminatedPods`` before its tracking finalizer is removed, and is
+          moved into ``succeeded``/``failed`` only once the finalizer is gone.
+        * No pods are created or deleted for a Job while creations or deletions it issued
+          earlier have not been seen by the pod informer (expectations, 5-minute expiry).
+        * A Job with a True ``Complete`` or ``Failed`` condition is never changed again.
+
+    Caveats:
+        * Pods deleted while the Job is suspended are not counted as failed (Kubernetes
+          counts a deleted, unfinished pod as failed in every other case).
+        * The terminal condition waits until no pod of the Job is terminating; without a
+          kubelet a deleted pod bound to a node terminates only when someone finishes it.
+    """
+
+    def __init__(
+        self,
+        client: ApiClient,
+        factory: SharedInformerFactory,
+        *,
+        recorder: EventRecorder,
+        clock: Clock = SYSTEM_CLOCK,
+        workers: int = DEFAULT_WORKERS,
+        registry: CollectorRegistry | None = None,
+    ) -> None:
+        self._client = client
+        self._recorder = recorder
+        self._clock = clock
+        job_informer = factory.informer_for(Job)
+        pod_informer = factory.informer_for(Pod)
+        self.jobs = job_informer.lister()
+        self.pods = pod_informer.lister()
+        self.expectations = UIDTrackingControllerExpectations(clock=clock)
+        self._finalizer_removals: dict[ObjectKey, set[str]] = {}
+        self._backoff: dict[ObjectKey, _Backoff] = {}
+        self.controller: Controller[ObjectKey] = Controller(
+            NAME, self, max_concurrent_reconciles=workers, clock=clock, metrics=registry
+        )
+        self.controller.watch(job_informer, _JobEvents())
+        self.controller.watch(pod_informer, _PodEvents(self))
+
+    def __repr__(self) -> str:
+        return f"<JobController workers={self.controller.max_concurrent_reconciles}>"
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Sync Jobs until cancelled; ``task_status.started()`` once the caches have synced.
+
+        Raises:
+            TimeoutError: the informers did not sync within the runtime's timeout.
+        """
+        await self.controller.run(task_status=task_status)
+
+    # -- expectations of finalizer removals ----------------------------------------------
+
+    def finalizer_removal_observed(self, key: ObjectKey, uid: str | None) -> None:
+        """The pod informer saw ``uid`` without the tracking finalizer (or deleted)."""
+        pending = self._finalizer_removals.get(key)
+        if pending is not None and uid is not None:
+            pending.discard(uid)
+            if not pending:
+                del self._finalizer_removals[key]
+
+    # -- sync ----------------------------------------------------------------------------
+
+    async def reconcile(self, request: ObjectKey) -> Result:
+        """Sync one Job (see the module docstring).
+
+        Raises:
+            KcmError: a write failed; the key is retried with backoff.
+        """
+        key = request
+        if key.name == _ORPHANS:
+            await self._strip_orphans(key.namespace)
+            return Result()
+        job = self.jobs.namespace(key.namespace).get_or_none(key.name)
+        if job is None:
+            self.expectations.delete_expectations(key)
+            self._finalizer_removals.pop(key, None)
+            self._backoff.pop(key, None)
+            await self._strip_stale_finalizers(key, keep_uid=None)
+            return Result()
+        if is_finished(job):
+            await self._strip_stale_finalizers(key, keep_uid=None)
+            return Result()
+        await self._strip_stale_finalizers(key, keep_uid=job.metadata.uid)
+        mode = (job.spec.completion_mode if job.spec else None) or "NonIndexed"
+        if mode not in ("NonIndexed", "Indexed"):
+            self._recorder.event(
+                job,
+                "Warning",
+                "UnknownCompletionMode",
+                f"Skipped Job sync because completion mode {mode!r} is unknown",
+            )
+            return Result()
+        return await _Sync(self, key, job, mode == "Indexed").run()
+
+    async def _strip_stale_finalizers(self, key: ObjectKey, *, keep_uid: str | None) -> None:
+        """Remove the tracking finalizer from pods of a Job named ``key`` that is gone,
+        finished or re-created (a different UID): nobody else would ever remove it."""
+        stale = []
+        for pod in self.pods.namespace(key.namespace).list():
+            if not has_tracking_finalizer(pod) or _job_key_of(pod) != key:
+                continue
+            ref = get_controller_of(pod)
+            if keep_uid is None or (ref is not None and ref.uid != keep_uid):
+                stale.append(pod)
+        if stale:
+            await self.remove_finalizers(key, stale)
+
+    async def _strip_orphans(self, namespace: str) -> None:
+        """Remove the tracking finalizer from pods that no Job controls any more (orphaned,
+        for instance, by a Job deleted with ``propagationPolicy: Orphan``)."""
+        orphans = [
+            pod
+            for pod in self.pods.namespace(namespace).list()
+            if has_tracking_finalizer(pod) and get_controller_of(pod) is None
+        ]
+        if orphans:
+            await self.remove_finalizers(ObjectKey(namespace, _ORPHANS), orphans)
+
+    async def remove_finalizers(self, key: ObjectKey, pods: list[Pod]) -> set[str]:
+        """Remove the tracking finalizer from ``pods``; returns the UIDs it is gone from.
+
+        Raises:
+            KcmError: some removals failed (after trying all of them).
+        """
+        api = self._client.api(Pod, key.namespace)
+        done: set[str] = set()
+        errors: list[Exception] = []
+        body = {"metadata": {"$deleteFromPrimitiveList/finalizers": [JOB_TRACKING_FINALIZER]}}
+
+        async def remove(pod: Pod) -> None:
+            uid = pod.metadata.uid or ""
+            self._finalizer_removals.setdefault(key, set()).add(uid)
+            try:
+                await api.patch(str(pod.metadata.name), body, patch_type=PatchType.STRATEGIC)
+            except NotFound:
+                pass
+            except KcmError as exc:
+                self.finalizer_removal_observed(key, uid)
+                errors.append(exc)
+                return
+            done.add(uid)
+
+        async with anyio.create_task_group() as tg:
+            for pod in pods:
+                tg.start_soon(remove, pod)
+        if errors:
+            raise errors[0] if len(errors) == 1 else ExceptionGroup("removing finalizers", errors)
+        return done
+
+    def expected_finalizer_removals(self, key: ObjectKey) -> frozenset[str]:
+        return frozenset(self._finalizer_removals.get(key, ()))
+
+    def backoff_for(self, key: ObjectKey) -> _Backoff:
+        return self._backoff.get(key) or _Backoff()
+
+    def save_backoff(self, key: ObjectKey, record: _Backoff) -> None:
+        self._backoff[key] = record
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    @property
+    def recorder(self) -> EventRecorder:
+        return self._recorder
+
+    @property
+    def client(self) -> ApiClient:
+        return self._client
+
+
+class _Sync:
+    """One sync of one Job; holds the per-sync state k8s keeps in ``syncJobCtx``."""
+
+    def __init__(self, ctl: JobController, key: ObjectKey, job: Job, indexed: bool) -> None:
+        self.ctl = ctl
+        self.key = key
+        self.job = job
+        self.indexed = indexed
+        spec = job.spec
+        assert spec is not None
+        self.spec = spec
+        self.completions = spec.completions
+        self.parallelism = spec.parallelism if spec.parallelism is not None else 1
+        self.backoff_limit = spec.backoff_limit if spec.backoff_limit is not None else 6
+        self.suspended = bool(spec.suspend)
+        self.pod_api = ctl.client.api(Pod, key.namespace)
+        self.job_api = ctl.client.api(Job, key.namespace)
+        self.now: datetime = ctl.clock.now()
+        self.requeue_after: float | None = None
+        self.error: Exception | None = None
+
+    def _requeue(self, seconds: float) -> None:
+        seconds = max(seconds, 0.0)
+        if self.requeue_after is None or seconds < self.requeue_after:
+            self.requeue_after = seconds
+
+    def _event(self, type_: str, reason: str, message: str) -> None:
+        self.ctl.recorder.event(self.job, type_, reason, message)
+
+    async def _claim(self) -> list[Pod]:
+        job = self.job
+        sel = self.spec.selector
+        selector = LabelSelector.from_model(sel) if sel is not None else LabelSelector.nothing()
+        manager = ControllerRefManager(
+            self.pod_api,
+            job,
+            _API_VERSION,
+            _KIND,
+            selector,
+            can_adopt=recheck_deletion_timestamp(
+                lambda: self.job_api.get(str(job.metadata.name)), job.metadata.uid
+            ),
+            finalizers=[JOB_TRACKING_FINALIZER],
+        )
+        return await manager.claim(self.ctl.pods.namespace(self.key.namespace).list())
+
+    async def run(self) -> Result:
+        ctl, key, job = self.ctl, self.key, self.job
+        satisfied = ctl.expectations.satisfied(key)
+        pods = await self._claim()
+        old_status = job.status or JobStatus()
+        status = old_status
+        conditions = list(status.conditions or ())
+
+        if status.start_time is None and not self.suspended:
+            status = msgspec.structs.replace(status, start_time=self.now)
+
+        uncounted = status.uncounted_terminated_pods or UncountedTerminatedPods()
+        uncounted_s = list(uncounted.succeeded or ())
+        uncounted_f = list(uncounted.failed or ())
+        in_uncounted = set(uncounted_s) | set(uncounted_f)
+        expected_rm = ctl.expected_finalizer_removals(key)
+
+        completions = self.completions if self.completions is not None else 0
+        succeeded_indexes = (
+            parse_indexes(status.completed_indexes, completions) if self.indexed else set()
+        )
+        counted = self._count_new(pods, in_uncounted, expected_rm, succeeded_indexes)
+
+        # What the totals will be once everything finished is counted.
+        failed = (status.failed or 0) + len(uncounted_f) + len(counted.failed)
+        if self.indexed:
+            succeeded = len(succeeded_indexes)
+        else:
+            succeeded = (status.succeeded or 0) + len(uncounted_s) + len(counted.succeeded)
+
+        backoff = ctl.backoff_for(key)
+        backoff = self._next_backoff(backoff, counted)
+
+        active_pods = [p for p in pods if is_active(p)]
+        active = len(active_pods)
+        terminating_pods = [p for p in pods if is_terminating(p)]
+        terminating = len(terminating_pods)
+
+        finished = self._finish_reason(conditions, counted, failed, status)
+        can_finish = True
+        if finished is not None:
+            if finished[0] == "Failed" and active_pods:
+                deleted = await self._delete_pods(active_pods)
+                if deleted != active:
+                    can_finish = False
+                active -= deleted
+            if not satisfied:
+                can_finish = False
+        else:
+            manage_called = False
+            if satisfied and job.metadata.deletion_timestamp is None:
+                active = await self._manage(
+                    active_pods, succeeded, succeeded_indexes, backoff, terminating_pods
+                )
+                manage_called = True
+            if self.completions is None:
+                complete = succeeded > 0 and active == 0
+            else:
+                complete = succeeded >= self.completions and active == 0
+            if complete:
+                finished = (
+                    "Complete",
+                    "CompletionsReached",
+                    "Reached expected number of succeeded pods",
+                )
+            elif manage_called:
+                status, conditions = self._suspend_conditions(status, conditions)
+
+        # Which pods lose their finalizer now, and which UIDs become uncounted.
+        failing = finished is not None and finished[0] == "Failed"
+        to_remove: list[Pod] = []
+        for pod in pods:
+            uid = pod.metadata.uid or ""
+            if not has_tracking_finalizer(pod) or uid in expected_rm:
+                continue
+            phase = pod.status.phase if pod.status else None
+            done = phase in ("Succeeded", "Failed") or is_failed(pod, job)
+            # A pod deleted while the Job is suspended goes uncounted; any other pod that
+            # is still terminating keeps its finalizer until it reaches a terminal phase
+            # (podReplacementPolicy: Failed).
+            suspended_delete = self.suspended and is_terminating(pod)
+            if done or failing or suspended_delete or uid in in_uncounted:
+                to_remove.append(pod)
+        newly_s = [p.metadata.uid or "" for p in counted.succeeded]
+        newly_f = [p.metadata.uid or "" for p in counted.failed]
+        if failing:
+            # Every pod still running when the Job fails counts as failed.
+            for pod in active_pods:
+                uid = pod.metadata.uid or ""
+                if (
+                    has_tracking_finalizer(pod)
+                    and uid not in expected_rm
+                    and uid not in newly_f
+                    and uid not in in_uncounted
+                ):
+                    newly_f.append(uid)
+        to_remove = to_remove[:MAX_UNCOUNTED_PODS]
+        uncounted_s += newly_s
+        uncounted_f += newly_f
+
+        if finished is not None:
+            interim = "FailureTarget" if finished[0] == "Failed" else "SuccessCriteriaMet"
+            if _condition(conditions, interim) is None:
+                conditions.append(self._new_condition(interim, finished[1], finished[2]))
+
+        status = msgspec.structs.replace(
+            status,
+            active=active,
+            ready=sum(1 for p in active_pods if is_ready(p) and is_active(p)),
+            terminating=terminating,
+            completed_indexes=format_indexes(succeeded_indexes) if self.indexed else None,
+            uncounted_terminated_pods=UncountedTerminatedPods(
+                succeeded=uncounted_s, failed=uncounted_f
+            ),
+            conditions=conditions or None,
+        )
+        if self.indexed and not status.completed_indexes:
+            status = msgspec.structs.replace(status, completed_indexes="")
+        # 1. Record the newly finished UIDs before any finalizer goes.
+        job = await self._write_status(job, status)
+        ctl.save_backoff(key, backoff)
+
+        # 2. Remove finalizers; 3. move the UIDs whose finalizer is gone into the counters.
+        removed: set[str] = set()
+        if to_remove:
+            try:
+                removed = await ctl.remove_finalizers(key, to_remove)
+            except* KcmError as group:
+                self.error = group.exceptions[0]
+        pending = ctl.expected_finalizer_removals(key) - removed
+        still_tracked = {
+            p.metadata.uid
+            for p in pods
+            if has_tracking_finalizer(p) and p.metadata.uid not in removed
+        } | set(pending)
+        done_s = [u for u in uncounted_s if u not in still_tracked]
+        done_f = [u for u in uncounted_f if u not in still_tracked]
+        left_s = [u for u in uncounted_s if u in still_tracked]
+        left_f = [u for u in uncounted_f if u in still_tracked]
+        status = job.status or JobStatus()
+        new_succeeded = (status.succeeded or 0) + len(done_s)
+        if self.indexed:
+            new_succeeded = len(succeeded_indexes)
+        status = msgspec.structs.replace(
+            status,
+            succeeded=new_succeeded,
+            failed=(status.failed or 0) + len(done_f),
+            uncounted_terminated_pods=UncountedTerminatedPods(succeeded=left_s, failed=left_f),
+        )
+        conditions = list(status.conditions or ())
+        if (
+            finished is not None
+            and can_finish
+            and not left_s
+            and not left_f
+            and terminating == 0
+            and self.error is None
+        ):
+            conditions.append(self._new_condition(finished[0], finished[1], finished[2]))
+            status = msgspec.structs.replace(status, conditions=conditions)
+            if finished[0] == "Complete":
+                status = msgspec.structs.replace(status, completion_time=self.now)
+                self._event("Normal", "Completed", "Job completed")
+            else:
+                self._event("Warning", finished[1], finished[2])
+        elif finished is not None:
+            self._requeue(1.0)  # pods are still being accounted for; look again soon
+        if self.completions is not None and new_succeeded > self.completions:
+            self._event(
+                "Warning",
+                "TooManySucceededPods",
+                f"Too many succeeded pods running after completion count reached "
+                f"({new_succeeded} > {self.completions})",
+            )
+        await self._write_status(job, status)
+
+        if self.error is not None:
+            raise self.error
+        if finished is None and not self.suspended:
+            deadline = self.spec.active_deadline_seconds
+            start = (job.status.start_time if job.status else None) or self.now
+            if deadline is not None:
+                self._requeue(deadline - (self.now - start).total_seconds())
+        if self.requeue_after is not None:
+            return Result(requeue_after=self.requeue_after)
+        return Result()
+
+    def _count_new(
+        self,
+        pods: list[Pod],
+        in_uncounted: set[str],
+        expected_rm: frozenset[str],
+        succeeded_indexes: set[int],
+    ) -> _Counted:
+        """Finished pods still carrying the finalizer that are not yet uncounted."""
+        counted = _Counted()
+        policy = self.spec.pod_failure_policy
+        for pod in pods:
+            uid = pod.metadata.uid or ""
+            if not has_tracking_finalizer(pod) or uid in in_uncounted or uid in expected_rm:
+                continue
+            index = completion_index(pod)
+            valid = not self.indexed or (
+                index is not None and self.completions is not None and index < self.completions
+            )
+            phase = pod.status.phase if pod.status else None
+            if phase == "Succeeded":
+                if not valid:
+                    continue
+                if self.indexed:
+                    assert index is not None
+                    if index in succeeded_indexes:
+                        continue
+                    succeeded_indexes.add(index)
+                counted.succeeded.append(pod)
+            elif is_failed(pod, self.job) and valid:
+                if self.suspended and phase != "Failed":
+                    continue  # deleted because the Job was suspended: not a failure
+                verdict = match_pod_failure_policy(policy, pod)
+                if not verdict.counts:
+                    counted.ignored.append(pod)
+                    continue
+                if verdict.action == "FailJob" and counted.fail_job_message is None:
+                    counted.fail_job_message = verdict.message
+                counted.failed.append(pod)
+        return counted
+
+    def _next_backoff(self, record: _Backoff, counted: _Counted) -> _Backoff:
+        now = self.ctl.clock.monotonic()
+        if counted.failed:
+            base = 0 if counted.succeeded else record.failures
+            return _Backoff(base + len(counted.failed), now)
+        if counted.succeeded:
+            return _Backoff()
+        return record
+
+    def _finish_reason(
+        self,
+        conditions: list[JobCondition],
+        counted: _Counted,
+        failed: int,
+        status: JobStatus,
+    ) -> tuple[str, str, str] | None:
+        target = _condition(conditions, "FailureTarget")
+        if target is not None:
+            return ("Failed", target.reason or "", target.message or "")
+        met = _condition(conditions, "SuccessCriteriaMet")
+        if met is not None:
+            return ("Complete", met.reason or "", met.message or "")
+        if counted.fail_job_message is not None:
+            return ("Failed", "PodFailurePolicy", counted.fail_job_message)
+        if failed > self.backoff_limit:
+            return ("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+        deadline = self.spec.active_deadline_seconds
+        start = status.start_time
+        if (
+            deadline is not None
+            and start is not None
+            and not self.suspended
+            and (self.now - start).total_seconds() >= deadline
+        ):
+            return ("Failed", "DeadlineExceeded", "Job was active longer than specified deadline")
+        return None
+
+    def _new_condition(self, type_: str, reason: str, message: str) -> JobCondition:
+        return JobCondition(
+            type=type_,
+            status="True",
+            reason=reason or None,
+            message=message or None,
+            last_probe_time=self.now,
+            last_transition_time=self.now,
+        )
+
+    def _suspend_conditions(
+        self, status: JobStatus, conditions: list[JobCondition]
+    ) -> tuple[JobStatus, list[JobCondition]]:
+        existing = next((c for c in conditions if c.type == "Suspended"), None)
+        if self.suspended:
+            if existing is None or existing.status != "True":
+                cond = JobCondition(
+                    type="Suspended",
+                    status="True",
+                    reason="JobSuspended",
+                    message="Job suspended",
+                    last_probe_time=self.now,
+                    last_transition_time=self.now,
+                )
+                conditions = [c for c in conditions if c.type != "Suspended"] + [cond]
+                self._event("Normal", "Suspended", "Job suspended")
+        elif existing is not None and existing.status != "False":
+            cond = JobCondition(
+                type="Suspended",
+                status="False",
+                reason="JobResumed",
+                message="Job resumed",
+                last_probe_time=self.now,
+                last_transition_time=self.now,
+            )
+            conditions = [cond if c.type == "Suspended" else c for c in conditions]
+            self._event("Normal", "Resumed", "Job resumed")
+            # The active deadline counts continuous activity: it restarts on resume.
+            status = msgspec.structs.replace(status, start_time=self.now)
+        return status, conditions
+
+    async def _write_status(self, job: Job, status: JobStatus) -> Job:
+        if status == (job.status or JobStatus()):
+            return job
+        new = msgspec.structs.replace(job, status=status)
+        return await self.job_api.update(job, new, subresource="status")
+
+    # -- managing pods ---------------------------------------------------------------------
+
+    async def _manage(
+        self,
+        active_pods: list[Pod],
+        succeeded: int,
+        succeeded_indexes: set[int],
+        backoff: _Backoff,
+        terminating_pods: list[Pod],
+    ) -> int:
+        """Create or delete pods towards the wanted number of active ones; returns the new
+        active count. With ``podReplacementPolicy: Failed`` a terminating pod is replaced
+        only once it has failed, so it still takes a place."""
+        active = len(active_pods)
+        if self.suspended:
+            if active_pods:
+                active -= await self._delete_pods(active_pods)
+            return active
+        if self.completions is None:
+            want = active if succeeded > 0 else self.parallelism
+        else:
+            want = max(0, min(self.completions - succeeded, self.parallelism))
+
+        to_delete: list[Pod] = []
+        if self.indexed:
+            to_delete = self._bad_index_pods(active_pods, succeeded_indexes)
+        keep = [p for p in active_pods if p not in to_delete]
+        if len(keep) > want:
+            extra = sorted(keep, key=deletion_rank)[: len(keep) - want]
+            to_delete += extra
+        if to_delete:
+            to_delete = to_delete[:MAX_POD_CREATE_DELETE_PER_SYNC]
+            return active - await self._delete_pods(to_delete)
+
+        waiting = terminating_pods if only_replace_failed_pods(self.job) else []
+        if active + len(waiting) < want:
+            wait = backoff.remaining(self.ctl.clock.monotonic())
+            if wait > 0:
+                self._requeue(wait)
+                return active
+            diff = min(want - active - len(waiting), MAX_POD_CREATE_DELETE_PER_SYNC)
+            indexes: list[int | None] = [None] * diff
+            if self.indexed:
+                taken = {completion_index(p) for p in [*active_pods, *waiting]}
+                taken |= succeeded_indexes
+                free = (i for i in range(self.completions or 0) if i not in taken)
+                indexes = [i for _, i in zip(range(diff), free, strict=False)]
+            active += await self._create_pods(indexes)
+        return active
+
+    def _bad_index_pods(self, active_pods: list[Pod], succeeded_indexes: set[int]) -> list[Pod]:
+        """Active pods of an Indexed Job without a valid index, for an index that already
+        succeeded, or duplicating another active pod's index (the newer one goes)."""
+        bad: list[Pod] = []
+        seen: set[int] = set()
+        completions = self.completions or 0
+
+        def created(p: Pod) -> float:
+            ts = p.metadata.creation_timestamp
+            return ts.timestamp() if ts is not None else 0.0
+
+        for pod in sorted(active_pods, key=created):
+            index = completion_index(pod)
+            if index is None or index >= completions or index in succeeded_indexes | seen:
+                bad.append(pod)
+            else:
+                seen.add(index)
+        return bad
+
+    def _pod_for(self, index: int | None) -> Pod:
+        job = self.job
+        name = str(job.metadata.name)
+        template = self.spec.template
+        tmeta = (template.metadata if template is not None else None) or ObjectMeta()
+        labels = dict(tmeta.labels or {})
+        annotations = dict(tmeta.annotations or {})
+        finalizers = list(tmeta.finalizers or ())
+        if JOB_TRACKING_FINALIZER not in finalizers:
+            finalizers.append(JOB_TRACKING_FINALIZER)
+        spec_dict: dict[str, Any] = (
+            to_dict(template.spec) if template is not None and template.spec else {}
+        )
+        generate_name = f"{name}-"
+        if index is not None:
+            annotations[COMPLETION_INDEX_KEY] = str(index)
+            labels[COMPLETION_INDEX_KEY] = str(index)
+            generate_name = f"{name}-{index}-"
+            spec_dict.setdefault("hostname", f"{name}-{index}")
+            env = {
+                "name": "JOB_COMPLETION_INDEX",
+                "valueFrom": {
+                    "fieldRef": {"fieldPath": f"metadata.annotations['{COMPLETION_INDEX_KEY}']"}
+                },
+            }
+            for group in ("initContainers", "containers"):
+                for container in spec_dict.get(group) or ():
+                    envs = container.setdefault("env", [])
+                    if not any(e.get("name") == "JOB_COMPLETION_INDEX" for e in envs):
+                        envs.append(env)
+        return Pod(
+            metadata=ObjectMeta(
+                generate_name=generate_name,
+                namespace=self.key.namespace,
+                labels=labels or None,
+                annotations=annotations or None,
+                finalizers=finalizers,
+                owner_references=[new_controller_ref(job, _API_VERSION, _KIND)],
+            ),
+            spec=from_dict(PodSpec, spec_dict),
+        )
+
+    async def _create_pods(self, indexes: list[int | None]) -> int:
+        """Create pods in slow-start batches (1, 2, 4, ...), stopping after a batch with an
+        error; returns how many were created."""
+        ctl, key = self.ctl, self.key
+        ctl.expectations.expect_creations(key, len(indexes))
+        created = 0
+        batch = 1
+        pos = 0
+        while pos < len(indexes):
+            chunk = indexes[pos : pos + batch]
+            pos += len(chunk)
+            errors: list[Exception] = []
+
+            async def create(index: int | None, errors: list[Exception] = errors) -> None:
+                nonlocal created
+                try:
+                    pod = await self.pod_api.create(self._pod_for(index))
+                except KcmError as exc:
+                    ctl.expectations.creation_observed(key)
+                    errors.append(exc)
+                    if _namespace_terminating(exc):
+                        return
+                    self._event("Warning", "FailedCreate", f"Error creating: {exc}")
+                    return
+                created += 1
+                self._event("Normal", "SuccessfulCreate", f"Created pod: {pod.metadata.name}")
+
+            async with anyio.create_task_group() as tg:
+                for index in chunk:
+                    tg.start_soon(create, index)
+            if errors:
+                skipped = len(indexes) - pos
+                if skipped:
+                    ctl.expectations.lower_expectations(key, skipped, 0)
+                if not all(_namespace_terminating(e) for e in errors):
+                    self.error = errors[0]
+                break
+            batch *= 2
+        return created
+
+    async def _delete_pods(self, pods: list[Pod]) -> int:
+        """Delete ``pods`` (expecting their deletion); returns how many were deleted."""
+        ctl, key = self.ctl, self.key
+        ctl.expectations.expect_deletions(key, [object_key(p) for p in pods])
+        deleted = 0
+
+        async def delete(pod: Pod) -> None:
+            nonlocal deleted
+            name = str(pod.metadata.name)
+            try:
+                await self.pod_api.delete(name, preconditions={"uid": pod.metadata.uid})
+            except NotFound:
+                ctl.expectations.deletion_observed(key, object_key(pod))
+                deleted += 1
+                return
+            except KcmError as exc:
+                ctl.expectations.deletion_observed(key, object_key(pod))
+                self.error = self.error or exc
+                self._event("Warning", "FailedDelete", f"Error deleting: {exc}")
+                return
+            deleted += 1
+            self._event("Normal", "SuccessfulDelete", f"Deleted pod: {name}")
+
+        async with anyio.create_task_group() as tg:
+            for pod in pods:
+                tg.start_soon(delete, pod)
+        return deleted
+
+
+def _namespace_terminating(exc: Exception) -> bool:
+    if not isinstance(exc, ApiError):
+        return False
+    details = exc.status.get("details") or {}
+    causes = details.get("causes") or [] if isinstance(details, dict) else []
+    return any(
+        isinstance(c, dict) and c.get("reason") == "NamespaceTerminating" for c in causes
+    ) or any(c.reason == "NamespaceTerminating" for c in exc.causes)
+
+
+def add_to_manager(manager: Manager, *, workers: int = DEFAULT_WORKERS) -> None:
+    """Build a :class:`JobController` from the manager's client, factory, clock and registry
+    (events as ``job-controller``) and add it (leader-gated)."""
+    manager.add(
+        JobController(
+            manager.client,
+            manager.factory,
+            recorder=manager.event_recorder("job-controller"),
+            clock=manager.clock,
+            workers=workers,
+            registry=manager.registry,
+        )
+    )

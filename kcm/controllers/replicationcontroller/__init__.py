@@ -1,0 +1,45 @@
+"""The ReplicationController controller: the ReplicaSet controller for core/v1 RCs.
+
+kube-controller-manager's ``replicationcontroller`` controller (controllers.md §2): the
+same behaviour as :mod:`kcm.controllers.replicaset`, whose public machinery it reuses.
+See docs/controllers.md.
+"""
+
+from __future__ import annotations
+
+from kcm.runtime import Manager
+
+from ._controller import DEFAULT_WORKERS as DEFAULT_WORKERS
+from ._controller import REPLICATION_CONTROLLER_KIND as REPLICATION_CONTROLLER_KIND
+from ._controller import ReplicationControllerController as ReplicationControllerController
+
+NAME = "replicationcontroller"
+"""kube-controller-manager's name for this controller."""
+
+HELP = "Keeps the desired number of pods of each ReplicationController running."
+
+
+def add_to_manager(manager: Manager, *, workers: int = DEFAULT_WORKERS) -> None:
+    """Build the ReplicationController controller from the manager's client, informer
+    factory, clock and metrics registry, with the ``replicationcontroller-controller`` event
+    recorder, and add it (leader-elected)."""
+    manager.add(
+        ReplicationControllerController(
+            manager.client,
+            manager.factory,
+            recorder=manager.event_recorder(f"{NAME}-controller"),
+            clock=manager.clock,
+            workers=workers,
+            registry=manager.registry,
+        )
+    )
+
+
+__all__ = [
+    "DEFAULT_WORKERS",
+    "HELP",
+    "NAME",
+    "REPLICATION_CONTROLLER_KIND",
+    "ReplicationControllerController",
+    "add_to_manager",
+]
