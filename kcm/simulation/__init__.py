@@ -1,0 +1,39 @@
+"""A simulated cluster: Ready nodes, a scheduler and a kubelet player.
+
+With no real nodes, Deployments, Jobs and CronJobs would sit at zero ready pods. The
+simulation fills that gap on kcm's public client, informers and runtime only:
+:class:`NodeSimulator` registers Ready Nodes with capacity and renews their Leases in
+``kube-node-lease``;
+:class:`Scheduler` binds pending pods to those nodes through ``pods/binding``; :class:`Kubelet`
+moves bound pods to Running, then Ready, finishes run-to-completion pods, and removes pods
+being deleted. :class:`SimulatedCluster` runs the three. Everything is timed on an injected
+clock. See docs/simulation.md.
+"""
+
+from ._cluster import SimulatedCluster as SimulatedCluster
+from ._config import DURATION_ANNOTATION as DURATION_ANNOTATION
+from ._config import EXIT_CODE_ANNOTATION as EXIT_CODE_ANNOTATION
+from ._config import SIMULATED_LABEL as SIMULATED_LABEL
+from ._config import SimulationConfig as SimulationConfig
+from ._config import parse_duration as parse_duration
+from ._kubelet import Kubelet as Kubelet
+from ._nodes import NODE_LEASE_NAMESPACE as NODE_LEASE_NAMESPACE
+from ._nodes import NodeSimulator as NodeSimulator
+from ._scheduler import NODE_NAME_INDEX as NODE_NAME_INDEX
+from ._scheduler import EventRecorder as EventRecorder
+from ._scheduler import Scheduler as Scheduler
+
+__all__ = [
+    "DURATION_ANNOTATION",
+    "EXIT_CODE_ANNOTATION",
+    "NODE_LEASE_NAMESPACE",
+    "NODE_NAME_INDEX",
+    "SIMULATED_LABEL",
+    "EventRecorder",
+    "Kubelet",
+    "NodeSimulator",
+    "Scheduler",
+    "SimulatedCluster",
+    "SimulationConfig",
+    "parse_duration",
+]

@@ -1,0 +1,78 @@
+"""Shared helpers of the simulation integration tests: a running SimulatedCluster on the
+embedded API server with a fake clock, and pod builders."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from kcm.apiserver import ApiServer
+from kcm.client import Api, ApiClient
+from kcm.informers import SharedInformerFactory
+from kcm.models import Container, ObjectMeta, Pod, PodSpec, ResourceRequirements
+from kcm.simulation import SimulatedCluster, SimulationConfig
+from kcm.testing import FakeClock
+
+
+@dataclass
+class Sim:
+    client: ApiClient
+    pods: Api[Pod]
+    clock: FakeClock
+    cluster: SimulatedCluster
+    factory: SharedInformerFactory
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], within: float = 10.0) -> None:
+    """Poll ``check`` (it reads the API server) until true; fail after ``within`` real s."""
+    with anyio.fail_after(within):
+        while not await check():  # noqa: ASYNC110 - the state lives in the API server
+            await anyio.sleep(0.01)
+
+
+@asynccontextmanager
+async def running_sim(server: ApiServer, **config: Any) -> AsyncIterator[Sim]:
+    clock = FakeClock()
+    settings = SimulationConfig(**{"nodes": 3, **config})
+    async with ApiClient(server.client_config()) as client:
+        factory = SharedInformerFactory(client, clock=clock)
+        cluster = SimulatedCluster(client, factory, config=settings, clock=clock)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(factory.run)
+            await tg.start(cluster.run)
+            yield Sim(client, client.api(Pod, namespace="default"), clock, cluster, factory)
+            tg.cancel_scope.cancel()
+
+
+def pod(
+    name: str,
+    *,
+    restart_policy: str | None = None,
+    annotations: dict[str, str] | None = None,
+    cpu: str | None = None,
+    **spec: Any,
+) -> Pod:
+    resources = ResourceRequirements(requests={"cpu": cpu}) if cpu else None
+    return Pod(
+        metadata=ObjectMeta(name=name, annotations=annotations),
+        spec=PodSpec(
+            containers=[Container(name="main", image="busybox", resources=resources)],
+            restart_policy=restart_policy,
+            **spec,
+        ),
+    )
+
+
+def condition(p: Pod, kind: str) -> str | None:
+    for c in (p.status.conditions if p.status else None) or []:
+        if c.type == kind:
+            return c.status
+    return None
+
+
+def phase(p: Pod) -> str | None:
+    return p.status.phase if p.status else None
