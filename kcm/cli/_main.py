@@ -1,32 +1,58 @@
-"""Entry point of the ``kcm`` console script."""
+"""Entry point of the ``kcm`` console script.
+
+``kcm [flags]`` and ``kcm run [flags]`` start the controller manager; ``kcm apiserver`` serves
+the embedded API server alone. Usage errors (unknown flag, bad value, unknown controller)
+exit with status 2 before anything starts.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 
 from .._version import __version__
 from . import _apiserver
 
+COMMANDS = ("run", "apiserver")
+
 
 def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser: ``--version`` and the commands (``run``'s flags live in
+    :func:`kcm.cli._flags.build_run_parser`)."""
     parser = argparse.ArgumentParser(
         prog="kcm",
         description="kcm: a Kubernetes controller manager written on a Python client-go.",
     )
     parser.add_argument("--version", action="version", version=f"kcm {__version__}")
     subparsers = parser.add_subparsers(dest="command")
+    subparsers.add_parser(
+        "run",
+        help="run the controller manager (the default; kcm run --help)",
+        add_help=False,
+    )
     _apiserver.add_parser(subparsers)
     return parser
 
 
+def _run(argv: Sequence[str], prog: str) -> int:
+    from ._flags import parse_run_args
+    from ._run import run
+
+    return run(parse_run_args(argv, prog=prog))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``kcm`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    func = getattr(args, "func", None)
-    if func is None:
-        parser.print_help()
-        return 0
-    code: int = func(args)
+    """Run ``kcm`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit code.
+
+    Raises:
+        SystemExit: 0 after ``--help``/``--version``; 2 on a usage error.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or (args[0].startswith("-") and args[0] != "--version"):
+        return _run(args, "kcm")
+    if args[0] == "run":
+        return _run(args[1:], "kcm run")
+    parsed = build_parser().parse_args(args)  # --version, apiserver, or a usage error
+    code: int = parsed.func(parsed)
     return code

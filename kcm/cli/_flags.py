@@ -1,0 +1,465 @@
+"""``kcm run``'s flags (kube-controller-manager's names and defaults) and the config file.
+
+Flags are parsed in two passes: the first only finds ``--config``; the file's settings then
+become the parser's defaults, so a flag given on the command line always wins over the file,
+and the file wins over the built-in defaults. Every value goes through the same parser
+whether it came from a flag or the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kcm.controllers import CONTROLLERS, enabled_controllers
+from kcm.simulation import SimulationConfig
+
+from ._settings import RunSettings
+from ._values import (
+    format_duration,
+    non_negative_int,
+    parse_bool,
+    parse_duration,
+    positive_int,
+)
+
+__all__ = ["build_run_parser", "default_data_dir", "parse_run_args"]
+
+RESOURCE_LOCKS = ("leases", "configmapsleases")
+
+_SIM = SimulationConfig()
+
+
+def default_data_dir() -> Path:
+    """``$XDG_DATA_HOME/kcm``, else ``~/.local/share/kcm``."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "kcm"
+
+
+def _controller_list() -> str:
+    width = max(len(name) for name in CONTROLLERS)
+    lines = [f"  {name:<{width}}  {spec.help}" for name, spec in CONTROLLERS.items()]
+    return "controllers (--controllers; all on by default):\n" + "\n".join(lines)
+
+
+_DESCRIPTION = """\
+kcm: a Kubernetes controller manager in Python.
+
+With --kubeconfig, --master, $KUBECONFIG or an in-cluster service account, kcm runs the
+controllers against that cluster. With none of those it starts an embedded API server (state
+in --data-dir), writes a kubeconfig there, prints how to point kubectl at it, and simulates
+a few Ready nodes that run pods (see --simulate-*). ~/.kube/config is not read implicitly:
+pass --kubeconfig ~/.kube/config to use it.
+
+Flags take --flag=value or --flag value; booleans also --flag (true) and --flag=false. A
+YAML --config file takes the same settings by flag name (leader-elect: false); flags win.
+
+Other commands: kcm apiserver (serve the embedded API server alone; kcm apiserver --help)."""
+
+
+class _ListAction(argparse.Action):
+    """Comma-separated values; repeating the flag appends (pflag's string slice)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        current = list(getattr(namespace, self.dest, None) or [])
+        current.extend(part.strip() for part in str(values).split(",") if part.strip())
+        setattr(namespace, self.dest, current)
+
+
+def _bool_flag(group: Any, *names: str, default: bool | None, help: str, dest: str) -> None:
+    group.add_argument(
+        *names,
+        nargs="?",
+        const=True,
+        default=default,
+        type=parse_bool,
+        metavar="BOOL",
+        dest=dest,
+        help=help,
+    )
+
+
+def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
+    """The parser of ``kcm run`` (``kcm`` with no command is the same)."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description=_DESCRIPTION,
+        epilog=_controller_list(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+    parser.add_argument(
+        "--config", metavar="FILE", help="YAML file with any of these settings (flags win)"
+    )
+
+    conn = parser.add_argument_group("connection")
+    conn.add_argument("--kubeconfig", metavar="PATH", help="kubeconfig of the cluster to manage")
+    conn.add_argument("--master", metavar="URL", help="API server URL (overrides the kubeconfig)")
+    conn.add_argument(
+        "--kube-api-qps",
+        type=float,
+        default=20.0,
+        metavar="QPS",
+        help="client QPS limit (default 20)",
+    )
+    conn.add_argument(
+        "--kube-api-burst",
+        type=positive_int,
+        default=30,
+        metavar="N",
+        help="client burst (default 30)",
+    )
+
+    ctl = parser.add_argument_group("controllers")
+    ctl.add_argument(
+        "--controllers",
+        action=_ListAction,
+        dest="controllers_flag",
+        metavar="LIST",
+        help="'*' (all on by default), 'name' (on), '-name' (off); the first entry naming a "
+        "controller wins; comma-separated or repeated (default '*')",
+    )
+    parser.set_defaults(controllers=["*"])
+    for name, spec in CONTROLLERS.items():
+        if spec.workers_flag is not None:
+            ctl.add_argument(
+                spec.workers_flag,
+                *spec.workers_aliases,
+                dest=f"workers_{spec.package}",
+                type=positive_int,
+                default=spec.default_workers,
+                metavar="N",
+                help=f"concurrent {name} reconciles (default {spec.default_workers})",
+            )
+        for option in spec.options:
+            ctl.add_argument(
+                option.flag,
+                dest=f"option_{spec.package}_{option.kwarg}",
+                type=option.type,
+                default=option.default,
+                metavar="VALUE",
+                help=f"{option.help} (default {option.default})",
+            )
+    _bool_flag(
+        ctl,
+        "--enable-garbage-collector",
+        default=True,
+        dest="enable_garbage_collector",
+        help="run the garbage collector (default true; must match the API server's setting)",
+    )
+
+    le = parser.add_argument_group("leader election")
+    _bool_flag(
+        le,
+        "--leader-elect",
+        default=True,
+        dest="leader_elect",
+        help="acquire a lease before running controllers (default true)",
+    )
+    for flag, default, what in (
+        ("--leader-elect-lease-duration", 15.0, "how long others wait before taking over"),
+        ("--leader-elect-renew-deadline", 10.0, "how long the leader retries renewing"),
+        ("--leader-elect-retry-period", 2.0, "time between acquire and renew attempts"),
+    ):
+        le.add_argument(
+            flag,
+            type=parse_duration,
+            default=default,
+            metavar="DURATION",
+            help=f"{what} (default {format_duration(default)})",
+        )
+    le.add_argument(
+        "--leader-elect-resource-lock",
+        choices=RESOURCE_LOCKS,
+        default="leases",
+        help="leases, or configmapsleases to migrate from a ConfigMap lock (default leases)",
+    )
+    le.add_argument(
+        "--leader-elect-resource-name",
+        default="kube-controller-manager",
+        metavar="NAME",
+        help="lock name (default kube-controller-manager)",
+    )
+    le.add_argument(
+        "--leader-elect-resource-namespace",
+        default="kube-system",
+        metavar="NS",
+        help="lock namespace (default kube-system)",
+    )
+
+    srv = parser.add_argument_group(
+        "serving", "/healthz, /readyz and /metrics, served over plain HTTP (no TLS, no authn)"
+    )
+    srv.add_argument(
+        "--bind-address", default="0.0.0.0", metavar="IP", help="address (default 0.0.0.0)"
+    )
+    srv.add_argument(
+        "--secure-port",
+        type=non_negative_int,
+        default=10257,
+        metavar="PORT",
+        help="port; 0 turns serving off (default 10257; plain HTTP despite the name)",
+    )
+
+    emb = parser.add_argument_group("embedded cluster (when there is no kubeconfig)")
+    emb.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help=f"API server state and kubeconfig (default {default_data_dir()})",
+    )
+    emb.add_argument(
+        "--apiserver-port",
+        type=non_negative_int,
+        default=0,
+        metavar="PORT",
+        help="embedded API server port on 127.0.0.1 (default 0: a free port; the kubeconfig "
+        "is rewritten on every start)",
+    )
+
+    sim = parser.add_argument_group(
+        "simulation",
+        "Ready nodes, a scheduler and a kubelet player, so workloads progress without real "
+        "nodes. On by default in embedded mode only.",
+    )
+    _bool_flag(
+        sim,
+        "--simulate",
+        default=None,
+        dest="simulate",
+        help="simulate nodes (default: true when embedded, false otherwise)",
+    )
+    sim.add_argument(
+        "--no-simulation",
+        action="store_const",
+        const=False,
+        dest="simulate",
+        help="same as --simulate=false",
+    )
+    sim.add_argument(
+        "--simulate-nodes",
+        type=non_negative_int,
+        default=_SIM.nodes,
+        metavar="N",
+        help=f"simulated nodes (default {_SIM.nodes})",
+    )
+    sim.add_argument(
+        "--simulate-node-cpu",
+        default=_SIM.node_cpu,
+        metavar="QTY",
+        help=f"CPU per node (default {_SIM.node_cpu})",
+    )
+    sim.add_argument(
+        "--simulate-node-memory",
+        default=_SIM.node_memory,
+        metavar="QTY",
+        help=f"memory per node (default {_SIM.node_memory})",
+    )
+    sim.add_argument(
+        "--simulate-node-pods",
+        type=positive_int,
+        default=_SIM.node_pods,
+        metavar="N",
+        help=f"pods per node (default {_SIM.node_pods})",
+    )
+    for flag, default, what in (
+        ("--simulate-pod-start-delay", _SIM.pod_start_delay, "from bound to Running"),
+        ("--simulate-pod-ready-delay", _SIM.pod_ready_delay, "from Running to Ready"),
+        (
+            "--simulate-job-duration",
+            _SIM.job_duration,
+            "how long pods with restartPolicy Never/OnFailure run (pod annotation "
+            "kcm.dev/simulate-duration overrides; kcm.dev/simulate-exit-code sets the exit code)",
+        ),
+        ("--simulate-node-heartbeat", _SIM.heartbeat_period, "node Lease renewal period"),
+    ):
+        sim.add_argument(
+            flag,
+            type=parse_duration,
+            default=default,
+            metavar="DURATION",
+            help=f"{what} (default {format_duration(default)})",
+        )
+
+    log = parser.add_argument_group("output")
+    log.add_argument(
+        "-v",
+        "--v",
+        type=non_negative_int,
+        default=0,
+        metavar="LEVEL",
+        dest="verbosity",
+        help="log verbosity: 0 info, 2 more, 4+ debug (default 0)",
+    )
+    log.add_argument(
+        "--logging-format",
+        choices=("text", "json"),
+        default="text",
+        help="log line format (default text)",
+    )
+    log.add_argument(
+        "--status-view",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="live summary instead of logs: auto = when stdout is a terminal (default auto)",
+    )
+    return parser
+
+
+def _setting_keys(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """Config-file key (a long flag without dashes, ``_`` read as ``-``) → its action."""
+    keys: dict[str, argparse.Action] = {}
+    for action in parser._actions:
+        for option in action.option_strings:
+            if option.startswith("--") and option not in ("--help", "--config"):
+                keys[option[2:].replace("_", "-")] = action
+    return keys
+
+
+def _convert(action: argparse.Action, key: str, value: Any) -> Any:
+    if action.dest == "controllers_flag":
+        items = value if isinstance(value, list) else str(value).split(",")
+        return [str(item).strip() for item in items if str(item).strip()]
+    if action.const is False and action.nargs == 0:  # --no-simulation: true turns it off
+        return False if parse_bool(str(value)) else None
+    if isinstance(value, list | dict) or value is None:
+        raise argparse.ArgumentTypeError(f"{key}: expected a single value, got {value!r}")
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    converted = action.type(text) if callable(action.type) else text
+    if action.choices is not None and converted not in action.choices:
+        choices = ", ".join(map(str, action.choices))
+        raise argparse.ArgumentTypeError(f"{key}: {value!r} is not one of {choices}")
+    return converted
+
+
+def load_config_file(parser: argparse.ArgumentParser, path: str) -> dict[str, Any]:
+    """Read a YAML config file into parser defaults (``dest → value``).
+
+    Raises:
+        argparse.ArgumentTypeError: unreadable file, not a mapping, unknown key, bad value.
+    """
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot read --config {path}: {exc}") from exc
+    except yaml.YAMLError as exc:
+        raise argparse.ArgumentTypeError(f"--config {path} is not valid YAML: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise argparse.ArgumentTypeError(
+            f"--config {path} must be a mapping of settings (e.g. 'leader-elect: false')"
+        )
+    keys = _setting_keys(parser)
+    defaults: dict[str, Any] = {}
+    for raw_key, value in data.items():
+        key = str(raw_key).lstrip("-").replace("_", "-")
+        action = keys.get(key)
+        if action is None:
+            raise argparse.ArgumentTypeError(
+                f"unknown setting {raw_key!r} in {path}; settings are the long flag names of "
+                "`kcm run --help` without the dashes"
+            )
+        try:
+            converted = _convert(action, key, value)
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentTypeError(f"{path}: {key}: {exc}") from exc
+        dest = "controllers" if action.dest == "controllers_flag" else action.dest
+        defaults[dest] = converted
+    return defaults
+
+
+def parse_run_args(argv: Sequence[str], *, prog: str = "kcm run") -> RunSettings:
+    """Parse ``kcm run`` arguments (and ``--config``) into :class:`RunSettings`.
+
+    Exits with status 2 and a usage message on any bad flag, value, config file or
+    controller name (argparse's ``parser.error``).
+    """
+    parser = build_run_parser(prog)
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    pre.add_argument("--config")
+    known, _ = pre.parse_known_args(list(argv))
+    if known.config:
+        try:
+            parser.set_defaults(**load_config_file(parser, known.config))
+        except argparse.ArgumentTypeError as exc:
+            parser.error(str(exc))
+    args = parser.parse_args(list(argv))
+    try:
+        return _settings_from(args)
+    except ValueError as exc:
+        parser.error(str(exc))
+
+
+def _settings_from(args: argparse.Namespace) -> RunSettings:
+    from kcm.errors import ConfigError
+    from kcm.leaderelection import LeaderElectionConfig
+
+    selection = args.controllers_flag if args.controllers_flag is not None else args.controllers
+    enabled = enabled_controllers(selection)
+    if not args.enable_garbage_collector and "garbagecollector" in enabled:
+        enabled.remove("garbagecollector")
+    workers: dict[str, int] = {}
+    options: dict[str, dict[str, Any]] = {}
+    for name, spec in CONTROLLERS.items():
+        workers[name] = (
+            getattr(args, f"workers_{spec.package}")
+            if spec.workers_flag is not None
+            else spec.default_workers
+        )
+        options[name] = {
+            o.kwarg: getattr(args, f"option_{spec.package}_{o.kwarg}") for o in spec.options
+        }
+    try:
+        leader = LeaderElectionConfig(
+            lease_duration=args.leader_elect_lease_duration,
+            renew_deadline=args.leader_elect_renew_deadline,
+            retry_period=args.leader_elect_retry_period,
+            release_on_cancel=True,
+            name=args.leader_elect_resource_name,
+        )
+    except ConfigError as exc:
+        raise ValueError(f"leader election: {exc}") from exc
+    simulation = SimulationConfig(
+        nodes=args.simulate_nodes,
+        node_cpu=args.simulate_node_cpu,
+        node_memory=args.simulate_node_memory,
+        node_pods=args.simulate_node_pods,
+        pod_start_delay=args.simulate_pod_start_delay,
+        pod_ready_delay=args.simulate_pod_ready_delay,
+        job_duration=args.simulate_job_duration,
+        heartbeat_period=max(args.simulate_node_heartbeat, 0.1),
+    )
+    return RunSettings(
+        kubeconfig=args.kubeconfig,
+        master=args.master,
+        kube_api_qps=args.kube_api_qps,
+        kube_api_burst=args.kube_api_burst,
+        controllers=tuple(enabled),
+        workers=workers,
+        controller_options=options,
+        leader_elect=args.leader_elect,
+        leader_election=leader,
+        resource_lock=args.leader_elect_resource_lock,
+        resource_name=args.leader_elect_resource_name,
+        resource_namespace=args.leader_elect_resource_namespace,
+        bind_address=args.bind_address,
+        secure_port=args.secure_port,
+        data_dir=Path(args.data_dir).expanduser() if args.data_dir else default_data_dir(),
+        apiserver_port=args.apiserver_port,
+        simulate=args.simulate,
+        simulation=simulation,
+        verbosity=args.verbosity,
+        logging_format=args.logging_format,
+        status_view=args.status_view,
+    )

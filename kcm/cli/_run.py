@@ -1,0 +1,455 @@
+"""``kcm run``: build the client, the manager, the controllers and (maybe) the embedded
+cluster, then run until SIGINT/SIGTERM.
+
+One code path for both modes: embedded mode only adds an :class:`~kcm.apiserver.ApiServer`
+in front (and, by default, the simulation); everything after the client is the same as
+against a real cluster.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import importlib.util
+import logging
+import os
+import signal
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+import msgspec
+from prometheus_client import CollectorRegistry
+
+from .._version import __version__
+from ._logging import configure_logging
+from ._settings import RunSettings
+
+__all__ = ["DataDirLocked", "run", "serve"]
+
+logger = logging.getLogger("kcm.cli")
+
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+"""What stops kcm gracefully: kube-controller-manager's SIGINT and SIGTERM, plus SIGHUP (a
+closed terminal), so a laptop session that ends still releases the lease."""
+
+
+class DataDirLocked(RuntimeError):
+    """Another kcm process serves the same embedded data directory."""
+
+
+@contextlib.contextmanager
+def _lock_data_dir(data_dir: Path) -> Iterator[None]:
+    """Hold ``<data-dir>/kcm.lock`` (flock) so two embedded servers never share one store."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        yield
+        return
+    with open(data_dir / "kcm.lock", "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise DataDirLocked(
+                f"another kcm is already using {data_dir}; stop it, or pass --data-dir "
+                "(or --kubeconfig to manage that cluster instead)"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _client_config(settings: RunSettings, environ: Mapping[str, str]) -> Any:
+    """The ClientConfig for an external cluster (--kubeconfig/--master/$KUBECONFIG/in-cluster)."""
+    from kcm.client import ClientConfig, in_cluster_config, load_kubeconfig
+
+    if settings.kubeconfig:
+        config = load_kubeconfig(settings.kubeconfig)
+    elif environ.get("KUBECONFIG") and not settings.master:
+        config = load_kubeconfig(environ["KUBECONFIG"].split(os.pathsep))
+    elif settings.master:
+        config = ClientConfig(server=settings.master, source="--master")
+    else:
+        config = in_cluster_config()
+    if settings.master:
+        config = msgspec.structs.replace(config, server=settings.master)
+    return config
+
+
+def _lock(client: Any, settings: RunSettings) -> Any:
+    """The ``--leader-elect-resource-lock`` on ``client`` (one identity for both halves of
+    ``configmapsleases``)."""
+    from kcm.leaderelection import ConfigMapLock, LeaseLock, MultiLock, default_identity
+
+    identity = default_identity()
+    name, namespace = settings.resource_name, settings.resource_namespace
+    lease = LeaseLock(client, name, namespace, identity=identity)
+    if settings.resource_lock == "leases":
+        return lease
+    return MultiLock(ConfigMapLock(client, name, namespace, identity=identity), lease)
+
+
+def _host(address: str) -> str:
+    return f"[{address}]" if ":" in address and not address.startswith("[") else address
+
+
+def _banner(out: TextIO, server_url: str, settings: RunSettings, simulate: bool) -> None:
+    lines = [
+        f"kcm {__version__}: embedded API server on {server_url} (state in {settings.data_dir})",
+    ]
+    if simulate:
+        names = settings.simulation.node_names()
+        if names:
+            lines.append(
+                f"kcm: simulating {len(names)} Ready node(s) ({names[0]}..{names[-1]}); "
+                "pods are scheduled, run and completed for you"
+            )
+    lines += [
+        "kcm: point kubectl at it with:",
+        "",
+        f"    export KUBECONFIG={settings.kubeconfig_path}",
+        "    kubectl get nodes",
+        "",
+    ]
+    print("\n".join(lines), file=out, flush=True)
+
+
+class _ControllerView:
+    """The manager as one controller sees it: everything shared (factory, clock, registry,
+    events, ``add``) except :attr:`client`, which is the controller's own.
+
+    kube-controller-manager builds one client per controller, each with its own
+    ``--kube-api-qps``/``--kube-api-burst`` rate limiter and user agent, so a controller that
+    issues many requests (the garbage collector listing every resource at start, a
+    ReplicaSet creating hundreds of pods) never delays another one's writes.
+    """
+
+    def __init__(self, manager: Any, client: Any) -> None:
+        self._manager = manager
+        self.client = client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._manager, name)
+
+
+async def _add_controllers(
+    manager: Any, settings: RunSettings, config: Any, stack: contextlib.AsyncExitStack
+) -> list[str]:
+    """Add every enabled controller, each on its own client; returns those that could not
+    be started (logged as kube-controller-manager's "Skipping")."""
+    from kcm.controllers import CONTROLLERS
+
+    failed: list[str] = []
+    workers = settings.workers or {}
+    options = settings.controller_options or {}
+    # The manager starts controllers one after the other; the garbage collector needs
+    # discovery and a metadata informer per resource first, so it goes last and does not hold
+    # the workload controllers back.
+    for name in sorted(settings.controllers, key=lambda n: n == "garbagecollector"):
+        spec = CONTROLLERS[name]
+        try:
+            spec.load()
+        except ImportError as exc:
+            logger.error("Skipping controller %s: %s", name, exc)
+            failed.append(name)
+            continue
+        client = await _client(stack, config, f"{name}-controller")
+        try:
+            ignored = spec.add_to_manager(
+                _ControllerView(manager, client),
+                workers=workers.get(name, spec.default_workers),
+                **dict(options.get(name, {})),
+            )
+        except Exception as exc:
+            logger.error("Skipping controller %s: %s", name, exc)
+            failed.append(name)
+            continue
+        for option in ignored:
+            logger.warning("controller %s does not take %s; ignored", name, option)
+        logger.debug("controller %s added", name)
+    return failed
+
+
+async def serve(
+    settings: RunSettings,
+    *,
+    environ: Mapping[str, str] | None = None,
+    out: TextIO | None = None,
+    status_view: bool = False,
+    receiver: Any = None,
+) -> signal.Signals | None:
+    """Run kcm until a signal arrives (or the manager stops by itself).
+
+    Args:
+        settings: the parsed settings.
+        environ: the environment (default ``os.environ``), for embedded-mode detection and
+            ``$KUBECONFIG``.
+        out: where the embedded-mode banner goes (default stdout).
+        status_view: show the live terminal summary.
+        receiver: signal receiver factory for tests (see ``kcm.runtime.run_until_signal``).
+
+    Returns:
+        The signal that stopped kcm.
+
+    Raises:
+        kcm.errors.ConfigError, kcm.errors.LeaderElectionLost, DataDirLocked, OSError and
+        whatever the manager raises.
+    """
+    try:
+        return await _serve(settings, environ, out, status_view, receiver)
+    except BaseExceptionGroup as group:
+        raise _single(group) from None
+
+
+async def _client(
+    stack: contextlib.AsyncExitStack, config: Any, component: str, **changes: Any
+) -> Any:
+    """A new ApiClient on ``config`` for ``component`` (its user agent), closed with ``stack``."""
+    from kcm.client import ApiClient
+
+    agent = f"kcm/{__version__} ({component})"
+    return await stack.enter_async_context(
+        ApiClient(msgspec.structs.replace(config, user_agent=agent, **changes))
+    )
+
+
+async def _connect(
+    settings: RunSettings,
+    env: Mapping[str, str],
+    out: TextIO,
+    *,
+    embedded: bool,
+    simulate: bool,
+    stack: contextlib.AsyncExitStack,
+) -> tuple[Any, str]:
+    """The client configuration (with the QPS flags) and the server URL: the embedded
+    server's, started here, or the cluster's."""
+    if embedded:
+        from kcm.apiserver import ApiServer
+
+        stack.enter_context(_lock_data_dir(settings.data_dir))
+        server = await stack.enter_async_context(
+            ApiServer(data_dir=settings.data_dir, port=settings.apiserver_port)
+        )
+        if settings.leader_elect and settings.apiserver_port == 0:
+            await _release_stale_lease(server.client_config(), settings)
+        server.write_kubeconfig(settings.kubeconfig_path)
+        _banner(out, server.url, settings, simulate)
+        config, url = server.client_config(), server.url
+    else:
+        config = _client_config(settings, env)
+        url = config.server
+    config = msgspec.structs.replace(
+        config, qps=settings.kube_api_qps, burst=settings.kube_api_burst
+    )
+    return config, url
+
+
+async def _release_stale_lease(config: Any, settings: RunSettings) -> None:
+    """Release a lease a previous embedded kcm left behind (killed, crashed, terminal closed).
+
+    Only called for a freshly started embedded server on a new port whose kubeconfig is not
+    written yet: nobody else can reach it, so whoever holds the lease in the stored state is
+    gone. Without this, a restart after a crash waits a full lease duration (15 s or more)
+    before the controllers start.
+    """
+    from kcm.client import ApiClient
+    from kcm.errors import KcmError
+    from kcm.models import Lease
+
+    async with ApiClient(config) as client:
+        leases = client.api(Lease, namespace=settings.resource_namespace)
+        try:
+            lease = await leases.get(settings.resource_name)
+        except KcmError:
+            return  # no lease yet (first start) or unreadable: the elector handles it
+        spec = lease.spec
+        if spec is None or not spec.holder_identity:
+            return
+        released = msgspec.structs.replace(
+            lease,
+            spec=msgspec.structs.replace(spec, holder_identity="", lease_duration_seconds=1),
+        )
+        try:
+            await leases.update(lease, released)
+        except KcmError as exc:
+            logger.warning("could not release the stale lease of %s: %s", spec.holder_identity, exc)
+            return
+        logger.info(
+            "released the lease %s/%s left by %s (a kcm that did not stop cleanly)",
+            settings.resource_namespace,
+            settings.resource_name,
+            spec.holder_identity,
+        )
+
+
+async def _leader_election(
+    settings: RunSettings, config: Any, stack: contextlib.AsyncExitStack
+) -> Any:
+    """The manager's leader-election options, on a client of their own (as
+    kube-controller-manager's: renewals never queue behind the informers' LISTs)."""
+    from kcm.runtime import LeaderElectionOptions
+
+    if not settings.leader_elect:
+        return None
+    client = await _client(stack, config, "leader-election")
+    return LeaderElectionOptions(
+        name=settings.resource_name,
+        namespace=settings.resource_namespace,
+        lease_duration=settings.leader_election.lease_duration,
+        renew_deadline=settings.leader_election.renew_deadline,
+        retry_period=settings.leader_election.retry_period,
+        resource_lock=settings.resource_lock,  # type: ignore[arg-type]
+        lock=_lock(client, settings),
+    )
+
+
+async def _add_simulation(
+    manager: Any, settings: RunSettings, config: Any, stack: contextlib.AsyncExitStack
+) -> None:
+    """Add the simulated cluster (leader-gated, first) and its event broadcaster.
+
+    The simulation plays other components (scheduler, kubelets), each with its own client in
+    a real cluster, so its writes and events go through an unthrottled client and broadcaster
+    of their own and never eat the controllers' QPS budget. The broadcaster runs on every
+    replica, so it outlives the leader-gated simulation on shutdown.
+    """
+    from kcm.runtime import EventBroadcaster
+    from kcm.simulation import SimulatedCluster
+
+    client = await _client(stack, config, "simulation", qps=-1)
+    events = EventBroadcaster(client, clock=manager.clock, shutdown_timeout=1.0)
+    manager.add(events, needs_leader_election=False)
+    manager.add(
+        SimulatedCluster(
+            client,
+            manager.factory,
+            config=settings.simulation,
+            clock=manager.clock,
+            registry=manager.registry,
+            scheduler_recorder=events.recorder("default-scheduler"),
+            kubelet_recorder=events.recorder("kubelet"),
+        )
+    )
+
+
+async def _serve(
+    settings: RunSettings,
+    environ: Mapping[str, str] | None,
+    out: TextIO | None,
+    status_view: bool,
+    receiver: Any,
+) -> signal.Signals | None:
+    from kcm.runtime import Manager
+
+    env = os.environ if environ is None else environ
+    embedded = settings.embedded(env)
+    simulate = settings.simulating(embedded=embedded)
+    async with contextlib.AsyncExitStack() as stack:
+        config, server_url = await _connect(
+            settings,
+            env,
+            sys.stdout if out is None else out,
+            embedded=embedded,
+            simulate=simulate,
+            stack=stack,
+        )
+        manager = Manager(
+            await _client(stack, config, "shared-informers"),
+            registry=CollectorRegistry(),
+            leader_election=await _leader_election(settings, config, stack),
+            health_address=(
+                f"{_host(settings.bind_address)}:{settings.secure_port}"
+                if settings.secure_port
+                else None
+            ),
+        )
+        if simulate:  # first: nodes exist before the controllers (started in order) need them
+            await _add_simulation(manager, settings, config, stack)
+        failed = await _add_controllers(manager, settings, config, stack)
+        started = [n for n in settings.controllers if n not in failed]
+        logger.info(
+            "kcm %s: %s mode against %s; controllers: %s%s; leader election %s",
+            __version__,
+            "embedded" if embedded else "cluster",
+            server_url,
+            ", ".join(started) or "none",
+            f" (+ simulation of {settings.simulation.nodes} nodes)" if simulate else "",
+            f"on ({settings.resource_namespace}/{settings.resource_name})"
+            if settings.leader_elect
+            else "off",
+        )
+        view = None
+        if status_view:
+            from ._status import StatusView
+
+            view = StatusView(manager, controllers=started, server=server_url, simulated=simulate)
+        received = await _run_manager(manager, view, receiver)
+        if received is not None:
+            logger.info("kcm stopped after %s", received.name)
+        return received
+
+
+def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one real error inside nested exception groups (else the group itself)."""
+    leaves: list[BaseException] = []
+    stack: list[BaseException] = [group]
+    while stack:
+        exc = stack.pop()
+        if isinstance(exc, BaseExceptionGroup):
+            stack.extend(exc.exceptions)
+        else:
+            leaves.append(exc)
+    return leaves[0] if len(leaves) == 1 else group
+
+
+async def _run_manager(manager: Any, view: Any, receiver: Any) -> signal.Signals | None:
+    """Run the manager (and the status view beside it) until a signal."""
+    from kcm.runtime import run_until_signal
+
+    async with anyio.create_task_group() as tg:
+        if view is not None:
+            tg.start_soon(view.run)
+        received = await run_until_signal(manager, signals=STOP_SIGNALS, receiver=receiver)
+        tg.cancel_scope.cancel()
+    return received
+
+
+def run(settings: RunSettings, *, environ: Mapping[str, str] | None = None) -> int:
+    """``kcm run``: configure logging, serve until SIGINT/SIGTERM, and return the exit code
+    (0 after a signal; 1 when the manager fails or leadership is lost)."""
+    from kcm.errors import ConfigError, LeaderElectionLost
+
+    view = settings.status_view == "on" or (settings.status_view == "auto" and sys.stdout.isatty())
+    has_rich = importlib.util.find_spec("rich") is not None
+    configure_logging(
+        verbosity=settings.verbosity,
+        fmt=settings.logging_format,
+        rich_console=view and has_rich,
+    )
+    if view and not has_rich:
+        logger.warning("the live status view needs the 'rich' package; logging instead")
+        view = False
+    try:
+        anyio.run(lambda: serve(settings, environ=environ, status_view=view))
+    except (ConfigError, DataDirLocked, OSError) as exc:
+        hint = ""
+        if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
+            hint = (
+                f" (port {settings.secure_port} is taken: is another kcm running? "
+                "pass --secure-port=0 or another port)"
+            )
+        print(f"kcm: error: {exc}{hint}", file=sys.stderr)
+        return 1
+    except LeaderElectionLost as exc:
+        logger.error("%s", exc)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    return 0

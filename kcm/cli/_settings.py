@@ -1,0 +1,71 @@
+"""Everything ``kcm run`` needs, resolved from flags, the config file and defaults."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kcm.leaderelection import LeaderElectionConfig
+from kcm.simulation import SimulationConfig
+
+__all__ = ["RunSettings"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSettings:
+    """The validated settings of one ``kcm run`` (see ``kcm run --help`` for each).
+
+    ``controllers`` holds the controllers to start (``--controllers`` already resolved),
+    ``workers``/``controller_options`` are per controller name, and ``simulate`` is None
+    when neither ``--simulate`` nor ``--no-simulation`` was given (then it follows
+    :meth:`embedded`).
+    """
+
+    kubeconfig: str | None = None
+    master: str | None = None
+    kube_api_qps: float = 20.0
+    kube_api_burst: int = 30
+    controllers: tuple[str, ...] = ()
+    workers: Mapping[str, int] | None = None
+    controller_options: Mapping[str, Mapping[str, Any]] | None = None
+    leader_elect: bool = True
+    leader_election: LeaderElectionConfig = field(
+        default_factory=lambda: LeaderElectionConfig(release_on_cancel=True)
+    )
+    resource_lock: str = "leases"
+    resource_name: str = "kube-controller-manager"
+    resource_namespace: str = "kube-system"
+    bind_address: str = "0.0.0.0"
+    secure_port: int = 10257
+    data_dir: Path = Path("kcm-data")
+    apiserver_port: int = 0
+    simulate: bool | None = None
+    simulation: SimulationConfig = field(default_factory=SimulationConfig)
+    verbosity: int = 0
+    logging_format: str = "text"
+    status_view: str = "auto"
+
+    @property
+    def kubeconfig_path(self) -> Path:
+        """Where embedded mode writes its kubeconfig: ``<data-dir>/kubeconfig``."""
+        return self.data_dir / "kubeconfig"
+
+    def embedded(self, environ: Mapping[str, str] | None = None) -> bool:
+        """Whether to start the embedded API server: no ``--kubeconfig``/``--master``, no
+        ``$KUBECONFIG`` (other than the one embedded mode itself writes, so an exported
+        ``KUBECONFIG`` from an earlier run does not turn it off) and no in-cluster service
+        environment. ``~/.kube/config`` is deliberately not consulted."""
+        env = os.environ if environ is None else environ
+        if self.kubeconfig or self.master:
+            return False
+        exported = env.get("KUBECONFIG")
+        if exported and Path(exported).expanduser().resolve() != self.kubeconfig_path.resolve():
+            return False
+        return not (env.get("KUBERNETES_SERVICE_HOST") and env.get("KUBERNETES_SERVICE_PORT"))
+
+    def simulating(self, *, embedded: bool) -> bool:
+        """``--simulate`` if given, else on exactly in embedded mode."""
+        return embedded if self.simulate is None else self.simulate

@@ -1,0 +1,68 @@
+"""Value parsers shared by flags and the config file: Go-style booleans and durations."""
+
+from __future__ import annotations
+
+import argparse
+
+from kcm.simulation import parse_duration as _parse_duration
+
+__all__ = ["format_duration", "non_negative_int", "parse_bool", "parse_duration", "positive_int"]
+
+_TRUE = {"1", "t", "true", "y", "yes", "on"}
+_FALSE = {"0", "f", "false", "n", "no", "off"}
+
+
+def parse_bool(text: str) -> bool:
+    """``true``/``false`` as Go's ``strconv.ParseBool`` reads them (plus yes/no, on/off).
+
+    Raises:
+        argparse.ArgumentTypeError: anything else.
+    """
+    value = str(text).strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r} is not a boolean (use true or false)")
+
+
+def parse_duration(text: str) -> float:
+    """A Go duration (``15s``, ``1m30s``, ``500ms``) or a plain number of seconds, in seconds.
+
+    Raises:
+        argparse.ArgumentTypeError: not a duration, or negative.
+    """
+    try:
+        return _parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def format_duration(seconds: float) -> str:
+    """``15.0`` → ``15s``, ``0.5`` → ``500ms``, ``90`` → ``1m30s`` (for help texts)."""
+    if seconds and seconds < 1:
+        return f"{seconds * 1000:g}ms"
+    minutes, rest = divmod(seconds, 60)
+    if minutes and float(rest).is_integer():
+        return f"{int(minutes)}m{int(rest)}s" if rest else f"{int(minutes)}m"
+    return f"{seconds:g}s"
+
+
+def _int(text: str, *, minimum: int, what: str) -> int:
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{value} is too small: {what}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1."""
+    return _int(text, minimum=1, what="must be at least 1")
+
+
+def non_negative_int(text: str) -> int:
+    """An integer >= 0."""
+    return _int(text, minimum=0, what="must not be negative")

@@ -1,0 +1,133 @@
+"""``kcm`` in embedded mode, driven with kubectl as a user would: Deployments roll out on the
+simulated nodes, scale, update and delete in the foreground; CronJobs create Jobs that
+complete."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from e2e_harness import Kubectl, Process, embedded_kcm, needs_kubectl, wait_for
+
+pytestmark = needs_kubectl
+
+DEPLOYMENT = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: nginx, image: "nginx:1.25"}]
+"""
+
+CRONJOB = """
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: tick, namespace: default}
+spec:
+  schedule: "* * * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: tick, image: busybox, command: [date]}]
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Process, Kubectl]]:
+    with embedded_kcm(tmp_path_factory.mktemp("e2e-workloads")) as running:
+        yield running
+        process, _ = running
+        assert process.stop() == 0, process.logs()  # SIGTERM: clean stop, exit 0
+        assert "released the lock" in process.logs()
+
+
+def ready_replicas(kubectl: Kubectl, n: int) -> bool:
+    status = kubectl.json("get", "deployment", "web").get("status", {})
+    return status.get("readyReplicas") == n and status.get("updatedReplicas") == n
+
+
+def web_pods(kubectl: Kubectl) -> list[dict[str, Any]]:
+    return kubectl.items("pods", "-l", "app=web")
+
+
+def test_deployment_rolls_out_scales_updates_and_deletes_in_the_foreground(
+    cluster: tuple[Process, Kubectl],
+) -> None:
+    _, kubectl = cluster
+    kubectl.run("apply", "-f", "-", input=DEPLOYMENT)
+    wait_for("3 ready replicas", lambda: ready_replicas(kubectl, 3))
+    pods = web_pods(kubectl)
+    assert len(pods) == 3
+    assert all(p["status"]["phase"] == "Running" for p in pods)
+    assert all(p["spec"]["nodeName"].startswith("kcm-node-") for p in pods)
+
+    kubectl.run("scale", "deployment/web", "--replicas=5")
+    wait_for("5 ready replicas", lambda: ready_replicas(kubectl, 5))
+
+    kubectl.run("set", "image", "deployment/web", "nginx=nginx:1.26")
+    out = kubectl.run("rollout", "status", "deployment/web", "--timeout=60s")
+    assert "successfully rolled out" in out
+    wait_for("5 ready replicas after the update", lambda: ready_replicas(kubectl, 5))
+
+    def only_new_pods() -> bool:
+        images = [p["spec"]["containers"][0]["image"] for p in web_pods(kubectl)]
+        return images == ["nginx:1.26"] * 5
+
+    wait_for("only nginx:1.26 pods", only_new_pods)
+    replica_sets = kubectl.items("replicasets", "-l", "app=web")
+    assert sorted(rs["spec"]["replicas"] for rs in replica_sets) == [0, 5]
+    revision = kubectl.json("get", "deployment", "web")["metadata"]["annotations"]
+    assert revision["deployment.kubernetes.io/revision"] == "2"
+
+    kubectl.run("delete", "deployment", "web", "--cascade=foreground", "--timeout=60s")
+    assert kubectl.run("get", "deployment", "web", "--ignore-not-found") == ""
+    assert kubectl.items("replicasets", "-l", "app=web") == []
+    wait_for("the pods to go", lambda: web_pods(kubectl) == [])
+
+
+def test_cronjob_creates_jobs_that_complete(cluster: tuple[Process, Kubectl]) -> None:
+    _, kubectl = cluster
+    kubectl.run("apply", "-f", "-", input=CRONJOB)
+    # Pretend the last run was two minutes ago, so the controller owes a run for the current
+    # minute now instead of at the next minute boundary (up to 60 s away).
+    past = (datetime.now(UTC) - timedelta(minutes=2)).strftime("%Y-%m-%dT%H:%M:00Z")
+    kubectl.run(
+        "patch",
+        "cronjob",
+        "tick",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        f'{{"status": {{"lastScheduleTime": "{past}"}}}}',
+    )
+
+    def completed_job() -> dict[str, Any] | None:
+        for job in kubectl.items("jobs"):
+            owners = job["metadata"].get("ownerReferences") or []
+            conditions = job.get("status", {}).get("conditions") or []
+            if any(o["kind"] == "CronJob" and o["name"] == "tick" for o in owners) and any(
+                c["type"] == "Complete" and c["status"] == "True" for c in conditions
+            ):
+                return dict(job)
+        return None
+
+    job = wait_for("a completed Job of the CronJob", completed_job, within=45)
+    assert job["metadata"]["name"].startswith("tick-")
+    assert job["status"]["succeeded"] == 1
+    pods = kubectl.items("pods", "-l", f"job-name={job['metadata']['name']}")
+    assert [p["status"]["phase"] for p in pods] == ["Succeeded"]
+
+    def last_schedule_moved() -> bool:
+        status = kubectl.json("get", "cronjob", "tick").get("status", {})
+        return status.get("lastScheduleTime", past) != past
+
+    wait_for("lastScheduleTime to move on", last_schedule_moved)
