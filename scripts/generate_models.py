@@ -429,10 +429,12 @@ class Gen:
         m = TYPE_RE.match(tp)
         if m:
             if m.group(1) == "List":
-                return f"list[{self.type_expr(m.group(2), mod, json_name='', owner=owner)}]"
+                self.imports[mod].add("from ._frozen import Sequence")
+                return f"Sequence[{self.type_expr(m.group(2), mod, json_name='', owner=owner)}]"
             key, val = (s.strip() for s in m.group(2).split(",", 1))
             inner = self.type_expr(val, mod, json_name="", owner=owner)
-            return f"dict[{key}, {inner}]"
+            self.imports[mod].add("from ._frozen import Mapping")
+            return f"Mapping[{key}, {inner}]"
         if tp in {"str", "int", "bool", "float", "bytes"}:
             return tp
         if tp == "datetime":
@@ -444,8 +446,8 @@ class Gen:
         if tp == "object":
             if json_name in INT_OR_STRING_FIELDS.get(owner, ()):
                 return "int | str"
-            self.imports[mod].add("from typing import Any")
-            return "Any"
+            self.imports[mod].add("from ._frozen import JSON")
+            return "JSON"
         if tp == "V1WatchEvent":
             raise SystemExit(f"{owner} references V1WatchEvent")
         target = self.home[tp]
@@ -494,7 +496,7 @@ class Gen:
                     f"    {fname}: ObjectMeta = msgspec.field(default_factory=ObjectMeta{extra})"
                 )
             else:
-                opt = expr if expr == "Any" else f"{expr} | None"
+                opt = expr if expr == "JSON" else f"{expr} | None"
                 default = f"msgspec.field(default=None{extra})" if extra else "None"
                 lines.append(f"    {fname}: {opt} = {default}")
         raw_fields = [
@@ -812,6 +814,7 @@ from ._time import MicroTime as MicroTime
 from ._time import format_micro_time as format_micro_time
 from ._time import format_time as format_time
 from ._time import parse_time as parse_time
+from ._frozen import FrozenMap as FrozenMap
 from ._unstructured import FrozenDict as FrozenDict
 from ._unstructured import FrozenList as FrozenList
 from ._unstructured import Unstructured as Unstructured
@@ -833,6 +836,7 @@ __all__ = {all_names}
 for _cls in (
     FrozenDict,
     FrozenList,
+    FrozenMap,
     K8sStruct,
     MicroTime,
     ObjectKey,
@@ -869,6 +873,7 @@ def write_init(written: dict[str, list[str]]) -> None:
     eager = {
         "FrozenDict",
         "FrozenList",
+        "FrozenMap",
         "K8sStruct",
         "MicroTime",
         "ObjectKey",

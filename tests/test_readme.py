@@ -16,4 +16,4 @@ def test_readme_python_example_runs() -> None:
     out = subprocess.run(
         [sys.executable, "-c", blocks[0]], capture_output=True, text=True, timeout=60, check=True
     )
-    assert out.stdout.strip() == "MODIFIED {'a': '2'}"
+    assert out.stdout.strip() == "MODIFIED 2"

@@ -15,6 +15,8 @@ from typing import Any, Final, TypeVar, final
 import msgspec
 import msgspec.inspect as mi
 
+from kcm.models import FrozenMap
+
 from ._transforms import strip_managed_fields
 
 __all__ = ["PartSharer", "compact"]
@@ -30,8 +32,8 @@ class PartSharer:
 
     Below the object's top-level structs (``metadata``, ``spec``, ``status``): strings are
     interned (except fields unique per object: name, uid, resourceVersion...); nested frozen
-    structs (a container, a volume, a toleration...) and ``dict[str, str]`` maps (labels,
-    resource quantities) equal to one seen before become that very instance; parts seen for
+    structs (a container, a volume, a toleration...), arrays of structs and string maps
+    (labels, resource quantities) equal to one seen before become that very instance; parts seen for
     the first time are remembered, with their own strings interned (``descend``). The result
     is equal (``==``) to the input; the input is never changed. Per-type plans (which fields
     to look at) are computed once from the model with :func:`msgspec.inspect.type_info`.
@@ -44,9 +46,9 @@ class PartSharer:
 
     Guarantees:
         * ``sharer(obj) == obj``, always; objects that are not structs are returned as is.
-        * Only frozen msgspec structs, ``str`` and ``dict[str, str]`` values are shared.
-          Shared dicts are the same ``dict`` object in several cached objects: like the
-          cached objects themselves, treat them as read-only.
+        * Only frozen msgspec structs, tuples of them, ``str`` and string-to-string
+          :class:`~kcm.models.FrozenMap` values are shared: all read-only, so sharing is
+          invisible (a map given as a plain ``dict`` is shared as a ``FrozenMap``).
         * Thread-safe (the table is only added to; emptying it swaps in a new dict).
 
     Caveats:
@@ -146,20 +148,24 @@ class PartSharer:
             if not value:
                 return value
             share = self._share
-            items = [share(item, _STRUCT, descend) for item in value]
+            items = tuple([share(item, _STRUCT, descend) for item in value])
             for a, b in zip(items, value, strict=True):
                 if a is not b:
                     return items
             return value
-        # _MAP: dict[str, str]
+        # _MAP: a string map (labels, annotations, resource quantities)
         if not value:
             return value
-        key = (dict, tuple(value.items()))
+        pairs = tuple(value.items())
+        key = (dict, pairs)
         found = table.get(key)
         if found is not None:
             return found
+        for k, v in pairs:
+            if type(v) is not str or type(k) is not str:
+                return value  # bytes (Secret.data) or nested values: not worth it
         atom = self._share
-        shared = {atom(k, _ATOM, False): atom(v, _ATOM, False) for k, v in value.items()}
+        shared = FrozenMap({atom(k, _ATOM, False): atom(v, _ATOM, False) for k, v in pairs})
         return self._remember(key, shared)
 
 
@@ -186,11 +192,13 @@ def _kind(t: mi.Type) -> int | None:
     if isinstance(t, mi.StructType) and t.cls.__struct_config__.frozen:
         return _STRUCT
     if (
-        isinstance(t, mi.ListType)
+        isinstance(t, mi.VarTupleType | mi.ListType)
         and isinstance(t.item_type, mi.StructType)
         and t.item_type.cls.__struct_config__.frozen
     ):
         return _LIST
+    if isinstance(t, mi.CustomType) and t.cls is FrozenMap:
+        return _MAP  # whether the values are strings is checked per map
     if (
         isinstance(t, mi.DictType)
         and isinstance(t.key_type, mi.StrType)

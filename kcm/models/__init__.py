@@ -11,6 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._base import K8sStruct as K8sStruct
+from ._frozen import FrozenMap as FrozenMap
 from ._generic import ObjectList as ObjectList
 from ._generic import PartialObjectMetadata as PartialObjectMetadata
 from ._generic import PartialObjectMetadataList as PartialObjectMetadataList
@@ -1314,6 +1315,7 @@ __all__ = [
     "ForZone",
     "FrozenDict",
     "FrozenList",
+    "FrozenMap",
     "GCEPersistentDiskVolumeSource",
     "GRPCAction",
     "GitRepoVolumeSource",
@@ -1721,6 +1723,7 @@ __all__ = [
 for _cls in (
     FrozenDict,
     FrozenList,
+    FrozenMap,
     K8sStruct,
     MicroTime,
     ObjectKey,

@@ -185,8 +185,10 @@ class Unstructured(Mapping[str, Any]):
         """
         meta = self._metadata
         if meta is None:
+            from ._wire import decoder  # _wire imports this module
+
             raw = msgspec.json.encode(self._data.get("metadata") or {})
-            meta = msgspec.json.decode(raw, type=ObjectMeta)
+            meta = decoder(ObjectMeta).decode(raw)
             object.__setattr__(self, "_metadata", meta)
         return meta
 

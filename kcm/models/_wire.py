@@ -9,7 +9,7 @@ it, and the API server needs it).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, TypeVar, overload
 
@@ -17,9 +17,10 @@ import msgspec
 
 from kcm.errors import DecodeError
 
+from ._frozen import JSON, FrozenMap
 from ._generic import ObjectList, WatchEvent
 from ._time import MicroTime, format_micro_time
-from ._unstructured import FrozenDict, FrozenList, Unstructured
+from ._unstructured import FrozenDict, FrozenList, Unstructured, freeze
 
 __all__ = ["decode", "decoder", "encode", "from_dict", "to_dict"]
 
@@ -34,7 +35,32 @@ def _enc_hook(obj: Any) -> Any:
     raise NotImplementedError(f"cannot encode {type(obj).__name__} objects")
 
 
-def _dec_hook(tp: type[Any], obj: Any) -> Any:
+@functools.cache
+def _map_converter(tp: Any) -> Callable[[Any], Any] | None:
+    """How to build ``tp`` when it is a ``FrozenMap[K, V]`` (None otherwise). Values that JSON
+    already decodes to their final type (strings, numbers) are taken as they are; others
+    (bytes, times, models, nested containers) are converted, with the same hooks."""
+    if getattr(tp, "__origin__", None) is not FrozenMap:
+        return None
+    key, value = tp.__args__
+    if value in (str, int, float, bool):
+        return FrozenMap
+    target = dict[key, value]  # type: ignore[valid-type]
+
+    def convert(obj: Any) -> Any:
+        return FrozenMap(msgspec.convert(obj, target, dec_hook=_dec_hook))
+
+    return convert
+
+
+def _dec_hook(tp: Any, obj: Any) -> Any:
+    convert = _map_converter(tp)
+    if convert is not None:
+        if not isinstance(obj, dict):
+            raise TypeError(f"expected a JSON object, got {type(obj).__name__}")
+        return convert(obj)
+    if tp is JSON:
+        return freeze(obj)
     if tp is MicroTime:
         if isinstance(obj, str):
             try:

@@ -11,6 +11,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Sequence
 from ._generic import ObjectList
 from ._resource_info import ResourceInfo
 from .meta_v1 import Condition, LabelSelector, ObjectMeta
@@ -90,11 +91,11 @@ class MatchCondition(K8sStruct, frozen=True):
 class MatchResources(K8sStruct, frozen=True):
     """MatchResources decides whether to run the admission control policy on an object based on whether it meets the match criteria. The exclude rules take precedence over include rules (if a resource matches both, it is excluded)"""
 
-    exclude_resource_rules: list[NamedRuleWithOperations] | None = None
+    exclude_resource_rules: Sequence[NamedRuleWithOperations] | None = None
     match_policy: str | None = None
     namespace_selector: LabelSelector | None = None
     object_selector: LabelSelector | None = None
-    resource_rules: list[NamedRuleWithOperations] | None = None
+    resource_rules: Sequence[NamedRuleWithOperations] | None = None
 
 
 class MutatingAdmissionPolicy(
@@ -135,27 +136,27 @@ class MutatingAdmissionPolicySpec(K8sStruct, frozen=True):
     """MutatingAdmissionPolicySpec defines the desired behavior of the admission policy."""
 
     failure_policy: str | None = None
-    match_conditions: list[MatchCondition] | None = None
+    match_conditions: Sequence[MatchCondition] | None = None
     match_constraints: MatchResources | None = None
-    mutations: list[Mutation] | None = None
+    mutations: Sequence[Mutation] | None = None
     param_kind: ParamKind | None = None
     reinvocation_policy: str | None = None
-    variables: list[Variable] | None = None
+    variables: Sequence[Variable] | None = None
 
 
 class MutatingWebhook(K8sStruct, frozen=True):
     """MutatingWebhook describes an admission webhook and the resources and operations it applies to."""
 
-    admission_review_versions: list[str] | None = None
+    admission_review_versions: Sequence[str] | None = None
     client_config: WebhookClientConfig | None = None
     failure_policy: str | None = None
-    match_conditions: list[MatchCondition] | None = None
+    match_conditions: Sequence[MatchCondition] | None = None
     match_policy: str | None = None
     name: str | None = None
     namespace_selector: LabelSelector | None = None
     object_selector: LabelSelector | None = None
     reinvocation_policy: str | None = None
-    rules: list[RuleWithOperations] | None = None
+    rules: Sequence[RuleWithOperations] | None = None
     side_effects: str | None = None
     timeout_seconds: int | None = None
 
@@ -170,7 +171,7 @@ class MutatingWebhookConfiguration(
         "admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"
     )
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
-    webhooks: list[MutatingWebhook] | None = None
+    webhooks: Sequence[MutatingWebhook] | None = None
 
 
 class Mutation(K8sStruct, frozen=True):
@@ -184,11 +185,11 @@ class Mutation(K8sStruct, frozen=True):
 class NamedRuleWithOperations(K8sStruct, frozen=True):
     """NamedRuleWithOperations is a tuple of Operations and Resources with ResourceNames."""
 
-    api_groups: list[str] | None = None
-    api_versions: list[str] | None = None
-    operations: list[str] | None = None
-    resource_names: list[str] | None = None
-    resources: list[str] | None = None
+    api_groups: Sequence[str] | None = None
+    api_versions: Sequence[str] | None = None
+    operations: Sequence[str] | None = None
+    resource_names: Sequence[str] | None = None
+    resources: Sequence[str] | None = None
     scope: str | None = None
 
 
@@ -211,10 +212,10 @@ class ParamRef(K8sStruct, frozen=True):
 class RuleWithOperations(K8sStruct, frozen=True):
     """RuleWithOperations is a tuple of Operations and Resources. It is recommended to make sure that all the tuple expansions are valid."""
 
-    api_groups: list[str] | None = None
-    api_versions: list[str] | None = None
-    operations: list[str] | None = None
-    resources: list[str] | None = None
+    api_groups: Sequence[str] | None = None
+    api_versions: Sequence[str] | None = None
+    operations: Sequence[str] | None = None
+    resources: Sequence[str] | None = None
     scope: str | None = None
 
 
@@ -230,7 +231,7 @@ class ServiceReference(K8sStruct, frozen=True):
 class TypeChecking(K8sStruct, frozen=True):
     """TypeChecking contains results of type checking the expressions in the ValidatingAdmissionPolicy"""
 
-    expression_warnings: list[ExpressionWarning] | None = None
+    expression_warnings: Sequence[ExpressionWarning] | None = None
 
 
 class ValidatingAdmissionPolicy(
@@ -266,25 +267,25 @@ class ValidatingAdmissionPolicyBindingSpec(K8sStruct, frozen=True):
     match_resources: MatchResources | None = None
     param_ref: ParamRef | None = None
     policy_name: str | None = None
-    validation_actions: list[str] | None = None
+    validation_actions: Sequence[str] | None = None
 
 
 class ValidatingAdmissionPolicySpec(K8sStruct, frozen=True):
     """ValidatingAdmissionPolicySpec is the specification of the desired behavior of the AdmissionPolicy."""
 
-    audit_annotations: list[AuditAnnotation] | None = None
+    audit_annotations: Sequence[AuditAnnotation] | None = None
     failure_policy: str | None = None
-    match_conditions: list[MatchCondition] | None = None
+    match_conditions: Sequence[MatchCondition] | None = None
     match_constraints: MatchResources | None = None
     param_kind: ParamKind | None = None
-    validations: list[Validation] | None = None
-    variables: list[Variable] | None = None
+    validations: Sequence[Validation] | None = None
+    variables: Sequence[Variable] | None = None
 
 
 class ValidatingAdmissionPolicyStatus(K8sStruct, frozen=True):
     """ValidatingAdmissionPolicyStatus represents the status of an admission validation policy."""
 
-    conditions: list[Condition] | None = None
+    conditions: Sequence[Condition] | None = None
     observed_generation: int | None = None
     type_checking: TypeChecking | None = None
 
@@ -292,15 +293,15 @@ class ValidatingAdmissionPolicyStatus(K8sStruct, frozen=True):
 class ValidatingWebhook(K8sStruct, frozen=True):
     """ValidatingWebhook describes an admission webhook and the resources and operations it applies to."""
 
-    admission_review_versions: list[str] | None = None
+    admission_review_versions: Sequence[str] | None = None
     client_config: WebhookClientConfig | None = None
     failure_policy: str | None = None
-    match_conditions: list[MatchCondition] | None = None
+    match_conditions: Sequence[MatchCondition] | None = None
     match_policy: str | None = None
     name: str | None = None
     namespace_selector: LabelSelector | None = None
     object_selector: LabelSelector | None = None
-    rules: list[RuleWithOperations] | None = None
+    rules: Sequence[RuleWithOperations] | None = None
     side_effects: str | None = None
     timeout_seconds: int | None = None
 
@@ -315,7 +316,7 @@ class ValidatingWebhookConfiguration(
         "admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"
     )
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
-    webhooks: list[ValidatingWebhook] | None = None
+    webhooks: Sequence[ValidatingWebhook] | None = None
 
 
 class Validation(K8sStruct, frozen=True):

@@ -11,6 +11,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Sequence
 from ._generic import ObjectList
 from ._resource_info import ResourceInfo
 from .meta_v1 import LabelSelector, ObjectMeta
@@ -56,11 +57,11 @@ class MatchCondition(K8sStruct, frozen=True):
 class MatchResources(K8sStruct, frozen=True):
     """MatchResources decides whether to run the admission control policy on an object based on whether it meets the match criteria. The exclude rules take precedence over include rules (if a resource matches both, it is excluded)"""
 
-    exclude_resource_rules: list[NamedRuleWithOperations] | None = None
+    exclude_resource_rules: Sequence[NamedRuleWithOperations] | None = None
     match_policy: str | None = None
     namespace_selector: LabelSelector | None = None
     object_selector: LabelSelector | None = None
-    resource_rules: list[NamedRuleWithOperations] | None = None
+    resource_rules: Sequence[NamedRuleWithOperations] | None = None
 
 
 class MutatingAdmissionPolicy(
@@ -101,12 +102,12 @@ class MutatingAdmissionPolicySpec(K8sStruct, frozen=True):
     """MutatingAdmissionPolicySpec is the specification of the desired behavior of the admission policy."""
 
     failure_policy: str | None = None
-    match_conditions: list[MatchCondition] | None = None
+    match_conditions: Sequence[MatchCondition] | None = None
     match_constraints: MatchResources | None = None
-    mutations: list[Mutation] | None = None
+    mutations: Sequence[Mutation] | None = None
     param_kind: ParamKind | None = None
     reinvocation_policy: str | None = None
-    variables: list[Variable] | None = None
+    variables: Sequence[Variable] | None = None
 
 
 class Mutation(K8sStruct, frozen=True):
@@ -120,11 +121,11 @@ class Mutation(K8sStruct, frozen=True):
 class NamedRuleWithOperations(K8sStruct, frozen=True):
     """NamedRuleWithOperations is a tuple of Operations and Resources with ResourceNames."""
 
-    api_groups: list[str] | None = None
-    api_versions: list[str] | None = None
-    operations: list[str] | None = None
-    resource_names: list[str] | None = None
-    resources: list[str] | None = None
+    api_groups: Sequence[str] | None = None
+    api_versions: Sequence[str] | None = None
+    operations: Sequence[str] | None = None
+    resource_names: Sequence[str] | None = None
+    resources: Sequence[str] | None = None
     scope: str | None = None
 
 

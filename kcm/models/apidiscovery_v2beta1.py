@@ -8,6 +8,7 @@ from __future__ import annotations
 import msgspec
 
 from ._base import K8sStruct
+from ._frozen import Sequence
 from ._generic import ObjectList
 from .meta_v1 import GroupVersionKind, ObjectMeta
 
@@ -25,7 +26,7 @@ class APIGroupDiscovery(K8sStruct, frozen=True, tag_field="kind", tag="APIGroupD
 
     api_version: str = "apidiscovery.k8s.io/v2beta1"
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
-    versions: list[APIVersionDiscovery] | None = None
+    versions: Sequence[APIVersionDiscovery] | None = None
 
 
 class APIResourceDiscovery(K8sStruct, frozen=True):
@@ -35,10 +36,10 @@ class APIResourceDiscovery(K8sStruct, frozen=True):
     response_kind: GroupVersionKind | None = None
     scope: str | None = None
     singular_resource: str | None = None
-    verbs: list[str] | None = None
-    short_names: list[str] | None = None
-    categories: list[str] | None = None
-    subresources: list[APISubresourceDiscovery] | None = None
+    verbs: Sequence[str] | None = None
+    short_names: Sequence[str] | None = None
+    categories: Sequence[str] | None = None
+    subresources: Sequence[APISubresourceDiscovery] | None = None
 
 
 class APISubresourceDiscovery(K8sStruct, frozen=True):
@@ -46,15 +47,15 @@ class APISubresourceDiscovery(K8sStruct, frozen=True):
 
     subresource: str | None = None
     response_kind: GroupVersionKind | None = None
-    verbs: list[str] | None = None
-    accepted_types: list[GroupVersionKind] | None = None
+    verbs: Sequence[str] | None = None
+    accepted_types: Sequence[GroupVersionKind] | None = None
 
 
 class APIVersionDiscovery(K8sStruct, frozen=True):
     """APIVersionDiscovery holds a list of APIResourceDiscovery types that are served for a particular version within an API Group."""
 
     version: str | None = None
-    resources: list[APIResourceDiscovery] | None = None
+    resources: Sequence[APIResourceDiscovery] | None = None
     freshness: str | None = None
 
 

@@ -12,6 +12,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Sequence
 from ._generic import ObjectList
 from ._resource_info import ResourceInfo
 from .meta_v1 import ObjectMeta
@@ -63,7 +64,7 @@ class APIServiceSpec(K8sStruct, frozen=True):
 class APIServiceStatus(K8sStruct, frozen=True):
     """APIServiceStatus contains derived information about an API server"""
 
-    conditions: list[APIServiceCondition] | None = None
+    conditions: Sequence[APIServiceCondition] | None = None
 
 
 class ServiceReference(K8sStruct, frozen=True):

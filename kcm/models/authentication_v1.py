@@ -12,6 +12,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Mapping, Sequence
 from ._resource_info import ResourceInfo
 from .meta_v1 import ObjectMeta
 
@@ -67,8 +68,8 @@ class TokenRequest(K8sStruct, frozen=True, tag_field="kind", tag="TokenRequest")
 class TokenRequestSpec(K8sStruct, frozen=True):
     """TokenRequestSpec contains client provided parameters of a token request."""
 
-    attestations: dict[str, list[str]] | None = None
-    audiences: list[str] | None = None
+    attestations: Mapping[str, Sequence[str]] | None = None
+    audiences: Sequence[str] | None = None
     bound_object_ref: BoundObjectReference | None = None
     expiration_seconds: int | None = None
 
@@ -93,14 +94,14 @@ class TokenReview(K8sStruct, frozen=True, tag_field="kind", tag="TokenReview"):
 class TokenReviewSpec(K8sStruct, frozen=True):
     """TokenReviewSpec is a description of the token authentication request."""
 
-    audiences: list[str] | None = None
+    audiences: Sequence[str] | None = None
     token: str | None = None
 
 
 class TokenReviewStatus(K8sStruct, frozen=True):
     """TokenReviewStatus is the result of the token authentication request."""
 
-    audiences: list[str] | None = None
+    audiences: Sequence[str] | None = None
     authenticated: bool | None = None
     error: str | None = None
     user: UserInfo | None = None
@@ -109,7 +110,7 @@ class TokenReviewStatus(K8sStruct, frozen=True):
 class UserInfo(K8sStruct, frozen=True):
     """UserInfo holds the information about the user needed to implement the user.Info interface."""
 
-    extra: dict[str, list[str]] | None = None
-    groups: list[str] | None = None
+    extra: Mapping[str, Sequence[str]] | None = None
+    groups: Sequence[str] | None = None
     uid: str | None = None
     username: str | None = None

@@ -11,6 +11,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Mapping, Sequence
 from ._resource_info import ResourceInfo
 from .meta_v1 import FieldSelectorRequirement, LabelSelectorRequirement, ObjectMeta
 
@@ -37,14 +38,14 @@ class FieldSelectorAttributes(K8sStruct, frozen=True):
     """FieldSelectorAttributes indicates a field limited access. Webhook authors are encouraged to * ensure rawSelector and requirements are not both set * consider the requirements field if set * not try to parse or consider the rawSelector field if set. This is to avoid another CVE-2022-2880 (i.e. getting different systems to agree on how exactly to parse a query is not something we want), see https://www.oxeye.io/resources/golang-parameter-smuggling-attack for more details. For the *SubjectAccessReview endpoints of the kube-apiserver: * If rawSelector is empty and requirements are empty, the request is not limited. * If rawSelector is present and requirements are empty, the rawSelector will be parsed and limited if the parsing succeeds. * If rawSelector is empty and requirements are present, the requirements should be honored * If rawSelector is present and requirements are present, the request is invalid."""
 
     raw_selector: str | None = None
-    requirements: list[FieldSelectorRequirement] | None = None
+    requirements: Sequence[FieldSelectorRequirement] | None = None
 
 
 class LabelSelectorAttributes(K8sStruct, frozen=True):
     """LabelSelectorAttributes indicates a label limited access. Webhook authors are encouraged to * ensure rawSelector and requirements are not both set * consider the requirements field if set * not try to parse or consider the rawSelector field if set. This is to avoid another CVE-2022-2880 (i.e. getting different systems to agree on how exactly to parse a query is not something we want), see https://www.oxeye.io/resources/golang-parameter-smuggling-attack for more details. For the *SubjectAccessReview endpoints of the kube-apiserver: * If rawSelector is empty and requirements are empty, the request is not limited. * If rawSelector is present and requirements are empty, the rawSelector will be parsed and limited if the parsing succeeds. * If rawSelector is empty and requirements are present, the requirements should be honored * If rawSelector is present and requirements are present, the request is invalid."""
 
     raw_selector: str | None = None
-    requirements: list[LabelSelectorRequirement] | None = None
+    requirements: Sequence[LabelSelectorRequirement] | None = None
 
 
 class LocalSubjectAccessReview(
@@ -71,8 +72,8 @@ class NonResourceAttributes(K8sStruct, frozen=True):
 class NonResourceRule(K8sStruct, frozen=True):
     """NonResourceRule holds information that describes a rule for the non-resource"""
 
-    non_resource_urls: list[str] | None = msgspec.field(default=None, name="nonResourceURLs")
-    verbs: list[str] | None = None
+    non_resource_urls: Sequence[str] | None = msgspec.field(default=None, name="nonResourceURLs")
+    verbs: Sequence[str] | None = None
 
 
 class ResourceAttributes(K8sStruct, frozen=True):
@@ -92,10 +93,10 @@ class ResourceAttributes(K8sStruct, frozen=True):
 class ResourceRule(K8sStruct, frozen=True):
     """ResourceRule is the list of actions the subject is allowed to perform on resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete."""
 
-    api_groups: list[str] | None = None
-    resource_names: list[str] | None = None
-    resources: list[str] | None = None
-    verbs: list[str] | None = None
+    api_groups: Sequence[str] | None = None
+    resource_names: Sequence[str] | None = None
+    resources: Sequence[str] | None = None
+    verbs: Sequence[str] | None = None
 
 
 class SelfSubjectAccessReview(
@@ -154,8 +155,8 @@ class SubjectAccessReview(K8sStruct, frozen=True, tag_field="kind", tag="Subject
 class SubjectAccessReviewSpec(K8sStruct, frozen=True):
     """SubjectAccessReviewSpec is a description of the access request.  Exactly one of resourceAttributes and nonResourceAttributes must be set"""
 
-    extra: dict[str, list[str]] | None = None
-    groups: list[str] | None = None
+    extra: Mapping[str, Sequence[str]] | None = None
+    groups: Sequence[str] | None = None
     non_resource_attributes: NonResourceAttributes | None = None
     resource_attributes: ResourceAttributes | None = None
     uid: str | None = None
@@ -176,5 +177,5 @@ class SubjectRulesReviewStatus(K8sStruct, frozen=True):
 
     evaluation_error: str | None = None
     incomplete: bool | None = None
-    non_resource_rules: list[NonResourceRule] | None = None
-    resource_rules: list[ResourceRule] | None = None
+    non_resource_rules: Sequence[NonResourceRule] | None = None
+    resource_rules: Sequence[ResourceRule] | None = None

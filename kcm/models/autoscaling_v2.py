@@ -12,6 +12,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Sequence
 from ._generic import ObjectList
 from ._resource_info import ResourceInfo
 from .meta_v1 import LabelSelector, ObjectMeta
@@ -93,7 +94,7 @@ class HPAScalingPolicy(K8sStruct, frozen=True):
 class HPAScalingRules(K8sStruct, frozen=True):
     """HPAScalingRules configures the scaling behavior for one direction via scaling Policy Rules and a configurable metric tolerance.  Scaling Policy Rules are applied after calculating DesiredReplicas from metrics for the HPA. They can limit the scaling velocity by specifying scaling policies. They can prevent flapping by specifying the stabilization window, so that the number of replicas is not set instantly, instead, the safest value from the stabilization window is chosen.  The tolerance is applied to the metric values and prevents scaling too eagerly for small metric variations."""
 
-    policies: list[HPAScalingPolicy] | None = None
+    policies: Sequence[HPAScalingPolicy] | None = None
     select_policy: str | None = None
     stabilization_window_seconds: int | None = None
     tolerance: str | None = None
@@ -136,7 +137,7 @@ class HorizontalPodAutoscalerSpec(K8sStruct, frozen=True):
 
     behavior: HorizontalPodAutoscalerBehavior | None = None
     max_replicas: int | None = None
-    metrics: list[MetricSpec] | None = None
+    metrics: Sequence[MetricSpec] | None = None
     min_replicas: int | None = None
     scale_target_ref: CrossVersionObjectReference | None = None
 
@@ -144,8 +145,8 @@ class HorizontalPodAutoscalerSpec(K8sStruct, frozen=True):
 class HorizontalPodAutoscalerStatus(K8sStruct, frozen=True):
     """HorizontalPodAutoscalerStatus describes the current status of a horizontal pod autoscaler."""
 
-    conditions: list[HorizontalPodAutoscalerCondition] | None = None
-    current_metrics: list[MetricStatus] | None = None
+    conditions: Sequence[HorizontalPodAutoscalerCondition] | None = None
+    current_metrics: Sequence[MetricStatus] | None = None
     current_replicas: int | None = None
     desired_replicas: int | None = None
     last_scale_time: datetime | None = None

@@ -12,6 +12,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Sequence
 from ._generic import ObjectList
 from ._resource_info import ResourceInfo
 from .core_v1 import ObjectReference, PodTemplateSpec
@@ -71,7 +72,7 @@ class CronJobSpec(K8sStruct, frozen=True):
 class CronJobStatus(K8sStruct, frozen=True):
     """CronJobStatus represents the current state of a cron job."""
 
-    active: list[ObjectReference] | None = None
+    active: Sequence[ObjectReference] | None = None
     last_schedule_time: datetime | None = None
     last_successful_time: datetime | None = None
 
@@ -101,7 +102,7 @@ class JobSchedulingConfiguration(K8sStruct, frozen=True):
     """JobSchedulingConfiguration composes the reusable workload-aware scheduling building blocks."""
 
     disruption_mode: WorkloadPodGroupDisruptionMode | None = None
-    resource_claims: list[WorkloadPodGroupResourceClaim] | None = None
+    resource_claims: Sequence[WorkloadPodGroupResourceClaim] | None = None
     scheduling_constraints: WorkloadPodGroupSchedulingConstraints | None = None
     scheduling_policy: WorkloadPodGroupSchedulingPolicy | None = None
 
@@ -134,7 +135,7 @@ class JobStatus(K8sStruct, frozen=True):
     active: int | None = None
     completed_indexes: str | None = None
     completion_time: datetime | None = None
-    conditions: list[JobCondition] | None = None
+    conditions: Sequence[JobCondition] | None = None
     failed: int | None = None
     failed_indexes: str | None = None
     ready: int | None = None
@@ -154,7 +155,7 @@ class JobTemplateSpec(K8sStruct, frozen=True):
 class PodFailurePolicy(K8sStruct, frozen=True):
     """PodFailurePolicy describes how failed pods influence the backoffLimit."""
 
-    rules: list[PodFailurePolicyRule] | None = None
+    rules: Sequence[PodFailurePolicyRule] | None = None
 
 
 class PodFailurePolicyOnExitCodesRequirement(K8sStruct, frozen=True):
@@ -162,7 +163,7 @@ class PodFailurePolicyOnExitCodesRequirement(K8sStruct, frozen=True):
 
     container_name: str | None = None
     operator: str | None = None
-    values: list[int] | None = None
+    values: Sequence[int] | None = None
 
 
 class PodFailurePolicyOnPodConditionsPattern(K8sStruct, frozen=True):
@@ -177,13 +178,13 @@ class PodFailurePolicyRule(K8sStruct, frozen=True):
 
     action: str | None = None
     on_exit_codes: PodFailurePolicyOnExitCodesRequirement | None = None
-    on_pod_conditions: list[PodFailurePolicyOnPodConditionsPattern] | None = None
+    on_pod_conditions: Sequence[PodFailurePolicyOnPodConditionsPattern] | None = None
 
 
 class SuccessPolicy(K8sStruct, frozen=True):
     """SuccessPolicy describes when a Job can be declared as succeeded based on the success of some indexes."""
 
-    rules: list[SuccessPolicyRule] | None = None
+    rules: Sequence[SuccessPolicyRule] | None = None
 
 
 class SuccessPolicyRule(K8sStruct, frozen=True):
@@ -196,8 +197,8 @@ class SuccessPolicyRule(K8sStruct, frozen=True):
 class UncountedTerminatedPods(K8sStruct, frozen=True):
     """UncountedTerminatedPods holds UIDs of Pods that have terminated but haven't been accounted in Job status counters."""
 
-    failed: list[str] | None = None
-    succeeded: list[str] | None = None
+    failed: Sequence[str] | None = None
+    succeeded: Sequence[str] | None = None
 
 
 CronJobList = ObjectList[CronJob]

@@ -12,6 +12,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Mapping, Sequence
 from ._generic import ObjectList
 from ._resource_info import ResourceInfo
 from .meta_v1 import Condition, ObjectMeta
@@ -61,12 +62,12 @@ class CertificateSigningRequestSpec(K8sStruct, frozen=True):
     """CertificateSigningRequestSpec contains the certificate request."""
 
     expiration_seconds: int | None = None
-    extra: dict[str, list[str]] | None = None
-    groups: list[str] | None = None
+    extra: Mapping[str, Sequence[str]] | None = None
+    groups: Sequence[str] | None = None
     request: bytes | None = None
     signer_name: str | None = None
     uid: str | None = None
-    usages: list[str] | None = None
+    usages: Sequence[str] | None = None
     username: str | None = None
 
 
@@ -74,7 +75,7 @@ class CertificateSigningRequestStatus(K8sStruct, frozen=True):
     """CertificateSigningRequestStatus contains conditions used to indicate approved/denied/failed status of the request, and the issued certificate."""
 
     certificate: bytes | None = None
-    conditions: list[CertificateSigningRequestCondition] | None = None
+    conditions: Sequence[CertificateSigningRequestCondition] | None = None
 
 
 class ClusterTrustBundle(K8sStruct, frozen=True, tag_field="kind", tag="ClusterTrustBundle"):
@@ -119,7 +120,7 @@ class PodCertificateRequestSpec(K8sStruct, frozen=True):
     service_account_uid: str | None = msgspec.field(default=None, name="serviceAccountUID")
     signer_name: str | None = None
     stub_pkcs10_request: bytes | None = msgspec.field(default=None, name="stubPKCS10Request")
-    unverified_user_annotations: dict[str, str] | None = None
+    unverified_user_annotations: Mapping[str, str] | None = None
 
 
 class PodCertificateRequestStatus(K8sStruct, frozen=True):
@@ -127,7 +128,7 @@ class PodCertificateRequestStatus(K8sStruct, frozen=True):
 
     begin_refresh_at: datetime | None = None
     certificate_chain: str | None = None
-    conditions: list[Condition] | None = None
+    conditions: Sequence[Condition] | None = None
     not_after: datetime | None = None
     not_before: datetime | None = None
 

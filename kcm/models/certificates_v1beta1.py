@@ -12,6 +12,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Mapping, Sequence
 from ._generic import ObjectList
 from ._resource_info import ResourceInfo
 from .meta_v1 import Condition, ObjectMeta
@@ -71,7 +72,7 @@ class PodCertificateRequestSpec(K8sStruct, frozen=True):
     service_account_uid: str | None = msgspec.field(default=None, name="serviceAccountUID")
     signer_name: str | None = None
     stub_pkcs10_request: bytes | None = msgspec.field(default=None, name="stubPKCS10Request")
-    unverified_user_annotations: dict[str, str] | None = None
+    unverified_user_annotations: Mapping[str, str] | None = None
 
 
 class PodCertificateRequestStatus(K8sStruct, frozen=True):
@@ -79,7 +80,7 @@ class PodCertificateRequestStatus(K8sStruct, frozen=True):
 
     begin_refresh_at: datetime | None = None
     certificate_chain: str | None = None
-    conditions: list[Condition] | None = None
+    conditions: Sequence[Condition] | None = None
     not_after: datetime | None = None
     not_before: datetime | None = None
 

@@ -12,6 +12,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Mapping, Sequence
 from ._generic import ObjectList
 from ._resource_info import ResourceInfo
 from ._time import MicroTime, coerce_micro_time
@@ -327,7 +328,7 @@ class CSIPersistentVolumeSource(K8sStruct, frozen=True):
     node_publish_secret_ref: SecretReference | None = None
     node_stage_secret_ref: SecretReference | None = None
     read_only: bool | None = None
-    volume_attributes: dict[str, str] | None = None
+    volume_attributes: Mapping[str, str] | None = None
     volume_handle: str | None = None
 
 
@@ -338,20 +339,20 @@ class CSIVolumeSource(K8sStruct, frozen=True):
     fs_type: str | None = None
     node_publish_secret_ref: LocalObjectReference | None = None
     read_only: bool | None = None
-    volume_attributes: dict[str, str] | None = None
+    volume_attributes: Mapping[str, str] | None = None
 
 
 class Capabilities(K8sStruct, frozen=True):
     """Adds and removes POSIX capabilities from running containers."""
 
-    add: list[str] | None = None
-    drop: list[str] | None = None
+    add: Sequence[str] | None = None
+    drop: Sequence[str] | None = None
 
 
 class CephFSPersistentVolumeSource(K8sStruct, frozen=True):
     """Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling."""
 
-    monitors: list[str] | None = None
+    monitors: Sequence[str] | None = None
     path: str | None = None
     read_only: bool | None = None
     secret_file: str | None = None
@@ -362,7 +363,7 @@ class CephFSPersistentVolumeSource(K8sStruct, frozen=True):
 class CephFSVolumeSource(K8sStruct, frozen=True):
     """Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling."""
 
-    monitors: list[str] | None = None
+    monitors: Sequence[str] | None = None
     path: str | None = None
     read_only: bool | None = None
     secret_file: str | None = None
@@ -420,7 +421,7 @@ class ComponentStatus(K8sStruct, frozen=True, tag_field="kind", tag="ComponentSt
     api_version: str = "v1"
     resource_info: ClassVar[ResourceInfo] = builtin_info("v1", "ComponentStatus")
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
-    conditions: list[ComponentCondition] | None = None
+    conditions: Sequence[ComponentCondition] | None = None
 
 
 class ConfigMap(K8sStruct, frozen=True, tag_field="kind", tag="ConfigMap"):
@@ -429,8 +430,8 @@ class ConfigMap(K8sStruct, frozen=True, tag_field="kind", tag="ConfigMap"):
     api_version: str = "v1"
     resource_info: ClassVar[ResourceInfo] = builtin_info("v1", "ConfigMap")
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
-    binary_data: dict[str, bytes] | None = None
-    data: dict[str, str] | None = None
+    binary_data: Mapping[str, bytes] | None = None
+    data: Mapping[str, str] | None = None
     immutable: bool | None = None
 
 
@@ -462,7 +463,7 @@ class ConfigMapNodeConfigSource(K8sStruct, frozen=True):
 class ConfigMapProjection(K8sStruct, frozen=True):
     """Adapts a ConfigMap into a projected volume.  The contents of the target ConfigMap's Data field will be presented in a projected volume as files using the keys in the Data field as the file names, unless the items element is populated with specific mappings of keys to paths. Note that this is identical to a configmap volume source without the default mode."""
 
-    items: list[KeyToPath] | None = None
+    items: Sequence[KeyToPath] | None = None
     name: str | None = None
     optional: bool | None = None
 
@@ -472,7 +473,7 @@ class ConfigMapVolumeSource(K8sStruct, frozen=True):
 
     default_mode: int | None = None
     default_user: int | None = None
-    items: list[KeyToPath] | None = None
+    items: Sequence[KeyToPath] | None = None
     name: str | None = None
     optional: bool | None = None
 
@@ -480,21 +481,21 @@ class ConfigMapVolumeSource(K8sStruct, frozen=True):
 class Container(K8sStruct, frozen=True):
     """A single application container that you want to run within a pod."""
 
-    args: list[str] | None = None
-    command: list[str] | None = None
-    env: list[EnvVar] | None = None
-    env_from: list[EnvFromSource] | None = None
+    args: Sequence[str] | None = None
+    command: Sequence[str] | None = None
+    env: Sequence[EnvVar] | None = None
+    env_from: Sequence[EnvFromSource] | None = None
     image: str | None = None
     image_pull_policy: str | None = None
     lifecycle: Lifecycle | None = None
     liveness_probe: Probe | None = None
     name: str | None = None
-    ports: list[ContainerPort] | None = None
+    ports: Sequence[ContainerPort] | None = None
     readiness_probe: Probe | None = None
-    resize_policy: list[ContainerResizePolicy] | None = None
+    resize_policy: Sequence[ContainerResizePolicy] | None = None
     resources: ResourceRequirements | None = None
     restart_policy: str | None = None
-    restart_policy_rules: list[ContainerRestartRule] | None = None
+    restart_policy_rules: Sequence[ContainerRestartRule] | None = None
     security_context: SecurityContext | None = None
     startup_probe: Probe | None = None
     stdin: bool | None = None
@@ -502,8 +503,8 @@ class Container(K8sStruct, frozen=True):
     termination_message_path: str | None = None
     termination_message_policy: str | None = None
     tty: bool | None = None
-    volume_devices: list[VolumeDevice] | None = None
-    volume_mounts: list[VolumeMount] | None = None
+    volume_devices: Sequence[VolumeDevice] | None = None
+    volume_mounts: Sequence[VolumeMount] | None = None
     working_dir: str | None = None
 
 
@@ -518,7 +519,7 @@ class ContainerExtendedResourceRequest(K8sStruct, frozen=True):
 class ContainerImage(K8sStruct, frozen=True):
     """Describe a container image"""
 
-    names: list[str] | None = None
+    names: Sequence[str] | None = None
     size_bytes: int | None = None
 
 
@@ -550,7 +551,7 @@ class ContainerRestartRuleOnExitCodes(K8sStruct, frozen=True):
     """ContainerRestartRuleOnExitCodes describes the condition for handling an exited container based on its exit codes."""
 
     operator: str | None = None
-    values: list[int] | None = None
+    values: Sequence[int] | None = None
 
 
 class ContainerState(K8sStruct, frozen=True):
@@ -589,8 +590,8 @@ class ContainerStateWaiting(K8sStruct, frozen=True):
 class ContainerStatus(K8sStruct, frozen=True):
     """ContainerStatus contains details for the current status of this container."""
 
-    allocated_resources: dict[str, str] | None = None
-    allocated_resources_status: list[ResourceStatus] | None = None
+    allocated_resources: Mapping[str, str] | None = None
+    allocated_resources_status: Sequence[ResourceStatus] | None = None
     container_id: str | None = msgspec.field(default=None, name="containerID")
     image: str | None = None
     image_id: str | None = msgspec.field(default=None, name="imageID")
@@ -603,7 +604,7 @@ class ContainerStatus(K8sStruct, frozen=True):
     state: ContainerState | None = None
     stop_signal: str | None = None
     user: ContainerUser | None = None
-    volume_mounts: list[VolumeMountStatus] | None = None
+    volume_mounts: Sequence[VolumeMountStatus] | None = None
 
 
 class ContainerUser(K8sStruct, frozen=True):
@@ -621,7 +622,7 @@ class DaemonEndpoint(K8sStruct, frozen=True):
 class DownwardAPIProjection(K8sStruct, frozen=True):
     """Represents downward API info for projecting into a projected volume. Note that this is identical to a downwardAPI volume source without the default mode."""
 
-    items: list[DownwardAPIVolumeFile] | None = None
+    items: Sequence[DownwardAPIVolumeFile] | None = None
 
 
 class DownwardAPIVolumeFile(K8sStruct, frozen=True):
@@ -639,7 +640,7 @@ class DownwardAPIVolumeSource(K8sStruct, frozen=True):
 
     default_mode: int | None = None
     default_user: int | None = None
-    items: list[DownwardAPIVolumeFile] | None = None
+    items: Sequence[DownwardAPIVolumeFile] | None = None
 
 
 class EmptyDirVolumeSource(K8sStruct, frozen=True):
@@ -671,9 +672,9 @@ class EndpointPort(K8sStruct, frozen=True):
 class EndpointSubset(K8sStruct, frozen=True):
     """EndpointSubset is a group of addresses with a common set of ports. The expanded set of endpoints is the Cartesian product of Addresses x Ports. For example, given:   {    Addresses: [{"ip": "10.10.1.1"}, {"ip": "10.10.2.2"}],    Ports:     [{"name": "a", "port": 8675}, {"name": "b", "port": 309}]  }  The resulting set of endpoints can be viewed as:   a: [ 10.10.1.1:8675, 10.10.2.2:8675 ],  b: [ 10.10.1.1:309, 10.10.2.2:309 ]  Deprecated: This API is deprecated in v1.33+."""
 
-    addresses: list[EndpointAddress] | None = None
-    not_ready_addresses: list[EndpointAddress] | None = None
-    ports: list[EndpointPort] | None = None
+    addresses: Sequence[EndpointAddress] | None = None
+    not_ready_addresses: Sequence[EndpointAddress] | None = None
+    ports: Sequence[EndpointPort] | None = None
 
 
 class Endpoints(K8sStruct, frozen=True, tag_field="kind", tag="Endpoints"):
@@ -682,7 +683,7 @@ class Endpoints(K8sStruct, frozen=True, tag_field="kind", tag="Endpoints"):
     api_version: str = "v1"
     resource_info: ClassVar[ResourceInfo] = builtin_info("v1", "Endpoints")
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
-    subsets: list[EndpointSubset] | None = None
+    subsets: Sequence[EndpointSubset] | None = None
 
 
 class EnvFromSource(K8sStruct, frozen=True):
@@ -714,21 +715,21 @@ class EnvVarSource(K8sStruct, frozen=True):
 class EphemeralContainer(K8sStruct, frozen=True):
     """An EphemeralContainer is a temporary container that you may add to an existing Pod for user-initiated activities such as debugging. Ephemeral containers have no resource or scheduling guarantees, and they will not be restarted when they exit or when a Pod is removed or restarted. The kubelet may evict a Pod if an ephemeral container causes the Pod to exceed its resource allocation.  To add an ephemeral container, use the ephemeralcontainers subresource of an existing Pod. Ephemeral containers may not be removed or restarted."""
 
-    args: list[str] | None = None
-    command: list[str] | None = None
-    env: list[EnvVar] | None = None
-    env_from: list[EnvFromSource] | None = None
+    args: Sequence[str] | None = None
+    command: Sequence[str] | None = None
+    env: Sequence[EnvVar] | None = None
+    env_from: Sequence[EnvFromSource] | None = None
     image: str | None = None
     image_pull_policy: str | None = None
     lifecycle: Lifecycle | None = None
     liveness_probe: Probe | None = None
     name: str | None = None
-    ports: list[ContainerPort] | None = None
+    ports: Sequence[ContainerPort] | None = None
     readiness_probe: Probe | None = None
-    resize_policy: list[ContainerResizePolicy] | None = None
+    resize_policy: Sequence[ContainerResizePolicy] | None = None
     resources: ResourceRequirements | None = None
     restart_policy: str | None = None
-    restart_policy_rules: list[ContainerRestartRule] | None = None
+    restart_policy_rules: Sequence[ContainerRestartRule] | None = None
     security_context: SecurityContext | None = None
     startup_probe: Probe | None = None
     stdin: bool | None = None
@@ -737,8 +738,8 @@ class EphemeralContainer(K8sStruct, frozen=True):
     termination_message_path: str | None = None
     termination_message_policy: str | None = None
     tty: bool | None = None
-    volume_devices: list[VolumeDevice] | None = None
-    volume_mounts: list[VolumeMount] | None = None
+    volume_devices: Sequence[VolumeDevice] | None = None
+    volume_mounts: Sequence[VolumeMount] | None = None
     working_dir: str | None = None
 
 
@@ -800,7 +801,7 @@ class EvictionResponder(K8sStruct, frozen=True):
 class ExecAction(K8sStruct, frozen=True):
     """ExecAction describes a "run in container" action."""
 
-    command: list[str] | None = None
+    command: Sequence[str] | None = None
 
 
 class FCVolumeSource(K8sStruct, frozen=True):
@@ -809,8 +810,8 @@ class FCVolumeSource(K8sStruct, frozen=True):
     fs_type: str | None = None
     lun: int | None = None
     read_only: bool | None = None
-    target_wwns: list[str] | None = msgspec.field(default=None, name="targetWWNs")
-    wwids: list[str] | None = None
+    target_wwns: Sequence[str] | None = msgspec.field(default=None, name="targetWWNs")
+    wwids: Sequence[str] | None = None
 
 
 class FileKeySelector(K8sStruct, frozen=True):
@@ -827,7 +828,7 @@ class FlexPersistentVolumeSource(K8sStruct, frozen=True):
 
     driver: str | None = None
     fs_type: str | None = None
-    options: dict[str, str] | None = None
+    options: Mapping[str, str] | None = None
     read_only: bool | None = None
     secret_ref: SecretReference | None = None
 
@@ -837,7 +838,7 @@ class FlexVolumeSource(K8sStruct, frozen=True):
 
     driver: str | None = None
     fs_type: str | None = None
-    options: dict[str, str] | None = None
+    options: Mapping[str, str] | None = None
     read_only: bool | None = None
     secret_ref: LocalObjectReference | None = None
 
@@ -895,7 +896,7 @@ class HTTPGetAction(K8sStruct, frozen=True):
     """HTTPGetAction describes an action based on HTTP Get requests."""
 
     host: str | None = None
-    http_headers: list[HTTPHeader] | None = None
+    http_headers: Sequence[HTTPHeader] | None = None
     path: str | None = None
     port: int | str | None = None
     protocol: str | None = None
@@ -912,7 +913,7 @@ class HTTPHeader(K8sStruct, frozen=True):
 class HostAlias(K8sStruct, frozen=True):
     """HostAlias holds the mapping between IP and hostnames that will be injected as an entry in the pod's hosts file."""
 
-    hostnames: list[str] | None = None
+    hostnames: Sequence[str] | None = None
     ip: str | None = None
 
 
@@ -939,7 +940,7 @@ class ISCSIPersistentVolumeSource(K8sStruct, frozen=True):
     iqn: str | None = None
     iscsi_interface: str | None = None
     lun: int | None = None
-    portals: list[str] | None = None
+    portals: Sequence[str] | None = None
     read_only: bool | None = None
     secret_ref: SecretReference | None = None
     target_portal: str | None = None
@@ -955,7 +956,7 @@ class ISCSIVolumeSource(K8sStruct, frozen=True):
     iqn: str | None = None
     iscsi_interface: str | None = None
     lun: int | None = None
-    portals: list[str] | None = None
+    portals: Sequence[str] | None = None
     read_only: bool | None = None
     secret_ref: LocalObjectReference | None = None
     target_portal: str | None = None
@@ -1012,25 +1013,25 @@ class LimitRange(K8sStruct, frozen=True, tag_field="kind", tag="LimitRange"):
 class LimitRangeItem(K8sStruct, frozen=True):
     """LimitRangeItem defines a min/max usage limit for any resource that matches on kind."""
 
-    default: dict[str, str] | None = None
-    default_request: dict[str, str] | None = None
-    max: dict[str, str] | None = None
-    max_limit_request_ratio: dict[str, str] | None = None
-    min: dict[str, str] | None = None
+    default: Mapping[str, str] | None = None
+    default_request: Mapping[str, str] | None = None
+    max: Mapping[str, str] | None = None
+    max_limit_request_ratio: Mapping[str, str] | None = None
+    min: Mapping[str, str] | None = None
     type: str | None = None
 
 
 class LimitRangeSpec(K8sStruct, frozen=True):
     """LimitRangeSpec defines a min/max usage limit for resources that match on kind."""
 
-    limits: list[LimitRangeItem] | None = None
+    limits: Sequence[LimitRangeItem] | None = None
 
 
 class LinuxContainerUser(K8sStruct, frozen=True):
     """LinuxContainerUser represents user identity information in Linux containers"""
 
     gid: int | None = None
-    supplemental_groups: list[int] | None = None
+    supplemental_groups: Sequence[int] | None = None
     uid: int | None = None
 
 
@@ -1040,13 +1041,13 @@ class LoadBalancerIngress(K8sStruct, frozen=True):
     hostname: str | None = None
     ip: str | None = None
     ip_mode: str | None = None
-    ports: list[PortStatus] | None = None
+    ports: Sequence[PortStatus] | None = None
 
 
 class LoadBalancerStatus(K8sStruct, frozen=True):
     """LoadBalancerStatus represents the status of a load-balancer."""
 
-    ingress: list[LoadBalancerIngress] | None = None
+    ingress: Sequence[LoadBalancerIngress] | None = None
 
 
 class LocalObjectReference(K8sStruct, frozen=True):
@@ -1100,13 +1101,13 @@ class NamespaceCondition(K8sStruct, frozen=True):
 class NamespaceSpec(K8sStruct, frozen=True):
     """NamespaceSpec describes the attributes on a Namespace."""
 
-    finalizers: list[str] | None = None
+    finalizers: Sequence[str] | None = None
 
 
 class NamespaceStatus(K8sStruct, frozen=True):
     """NamespaceStatus is information about the current status of a Namespace."""
 
-    conditions: list[NamespaceCondition] | None = None
+    conditions: Sequence[NamespaceCondition] | None = None
     phase: str | None = None
 
 
@@ -1130,9 +1131,9 @@ class NodeAddress(K8sStruct, frozen=True):
 class NodeAffinity(K8sStruct, frozen=True):
     """Node affinity is a group of node affinity scheduling rules."""
 
-    preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] | None = (
-        None
-    )
+    preferred_during_scheduling_ignored_during_execution: (
+        Sequence[PreferredSchedulingTerm] | None
+    ) = None
     required_during_scheduling_ignored_during_execution: NodeSelector | None = None
 
 
@@ -1154,9 +1155,9 @@ class NodeAllocatableOverheadResources(K8sStruct, frozen=True):
 class NodeAllocatableResourceClaimStatus(K8sStruct, frozen=True):
     """NodeAllocatableResourceClaimStatus describes the status of node allocatable resources allocated via DRA."""
 
-    containers: list[str] | None = None
-    mapping: list[NodeAllocatableMappedResources] | None = None
-    overhead: list[NodeAllocatableOverheadResources] | None = None
+    containers: Sequence[str] | None = None
+    mapping: Sequence[NodeAllocatableMappedResources] | None = None
+    overhead: Sequence[NodeAllocatableOverheadResources] | None = None
     resource_claim_name: str | None = None
 
 
@@ -1201,7 +1202,7 @@ class NodeFeatures(K8sStruct, frozen=True):
 class NodePodPreemptionPolicy(K8sStruct, frozen=True):
     """NodePodPreemptionPolicy defines the node-level policies governing preemption for pods on this node."""
 
-    disable_resize_preemption: list[str] | None = None
+    disable_resize_preemption: Sequence[str] | None = None
 
 
 class NodeRuntimeHandler(K8sStruct, frozen=True):
@@ -1221,7 +1222,7 @@ class NodeRuntimeHandlerFeatures(K8sStruct, frozen=True):
 class NodeSelector(K8sStruct, frozen=True):
     """A node selector represents the union of the results of one or more label queries over a set of nodes; that is, it represents the OR of the selectors represented by the node selector terms."""
 
-    node_selector_terms: list[NodeSelectorTerm] | None = None
+    node_selector_terms: Sequence[NodeSelectorTerm] | None = None
 
 
 class NodeSelectorRequirement(K8sStruct, frozen=True):
@@ -1229,14 +1230,14 @@ class NodeSelectorRequirement(K8sStruct, frozen=True):
 
     key: str | None = None
     operator: str | None = None
-    values: list[str] | None = None
+    values: Sequence[str] | None = None
 
 
 class NodeSelectorTerm(K8sStruct, frozen=True):
     """A null or empty node selector term matches no objects. The requirements of them are ANDed. The TopologySelectorTerm type implements a subset of the NodeSelectorTerm."""
 
-    match_expressions: list[NodeSelectorRequirement] | None = None
-    match_fields: list[NodeSelectorRequirement] | None = None
+    match_expressions: Sequence[NodeSelectorRequirement] | None = None
+    match_fields: Sequence[NodeSelectorRequirement] | None = None
 
 
 class NodeSpec(K8sStruct, frozen=True):
@@ -1245,30 +1246,30 @@ class NodeSpec(K8sStruct, frozen=True):
     config_source: NodeConfigSource | None = None
     external_id: str | None = msgspec.field(default=None, name="externalID")
     pod_cidr: str | None = msgspec.field(default=None, name="podCIDR")
-    pod_cidrs: list[str] | None = msgspec.field(default=None, name="podCIDRs")
+    pod_cidrs: Sequence[str] | None = msgspec.field(default=None, name="podCIDRs")
     pod_preemption_policy: NodePodPreemptionPolicy | None = None
     provider_id: str | None = msgspec.field(default=None, name="providerID")
-    taints: list[Taint] | None = None
+    taints: Sequence[Taint] | None = None
     unschedulable: bool | None = None
 
 
 class NodeStatus(K8sStruct, frozen=True):
     """NodeStatus is information about the current status of a node."""
 
-    addresses: list[NodeAddress] | None = None
-    allocatable: dict[str, str] | None = None
-    capacity: dict[str, str] | None = None
-    conditions: list[NodeCondition] | None = None
+    addresses: Sequence[NodeAddress] | None = None
+    allocatable: Mapping[str, str] | None = None
+    capacity: Mapping[str, str] | None = None
+    conditions: Sequence[NodeCondition] | None = None
     config: NodeConfigStatus | None = None
     daemon_endpoints: NodeDaemonEndpoints | None = None
-    declared_features: list[str] | None = None
+    declared_features: Sequence[str] | None = None
     features: NodeFeatures | None = None
-    images: list[ContainerImage] | None = None
+    images: Sequence[ContainerImage] | None = None
     node_info: NodeSystemInfo | None = None
     phase: str | None = None
-    runtime_handlers: list[NodeRuntimeHandler] | None = None
-    volumes_attached: list[AttachedVolume] | None = None
-    volumes_in_use: list[str] | None = None
+    runtime_handlers: Sequence[NodeRuntimeHandler] | None = None
+    volumes_attached: Sequence[AttachedVolume] | None = None
+    volumes_in_use: Sequence[str] | None = None
 
 
 class NodeSwapStatus(K8sStruct, frozen=True):
@@ -1347,7 +1348,7 @@ class PersistentVolumeClaimCondition(K8sStruct, frozen=True):
 class PersistentVolumeClaimSpec(K8sStruct, frozen=True):
     """PersistentVolumeClaimSpec describes the common attributes of storage devices and allows a Source for provider-specific attributes"""
 
-    access_modes: list[str] | None = None
+    access_modes: Sequence[str] | None = None
     data_source: TypedLocalObjectReference | None = None
     data_source_ref: TypedObjectReference | None = None
     resources: VolumeResourceRequirements | None = None
@@ -1361,11 +1362,11 @@ class PersistentVolumeClaimSpec(K8sStruct, frozen=True):
 class PersistentVolumeClaimStatus(K8sStruct, frozen=True):
     """PersistentVolumeClaimStatus is the current status of a persistent volume claim."""
 
-    access_modes: list[str] | None = None
-    allocated_resource_statuses: dict[str, str] | None = None
-    allocated_resources: dict[str, str] | None = None
-    capacity: dict[str, str] | None = None
-    conditions: list[PersistentVolumeClaimCondition] | None = None
+    access_modes: Sequence[str] | None = None
+    allocated_resource_statuses: Mapping[str, str] | None = None
+    allocated_resources: Mapping[str, str] | None = None
+    capacity: Mapping[str, str] | None = None
+    conditions: Sequence[PersistentVolumeClaimCondition] | None = None
     current_volume_attributes_class_name: str | None = None
     health_status: VolumeHealthStatus | None = None
     modify_volume_status: ModifyVolumeStatus | None = None
@@ -1389,11 +1390,11 @@ class PersistentVolumeClaimVolumeSource(K8sStruct, frozen=True):
 class PersistentVolumeSpec(K8sStruct, frozen=True):
     """PersistentVolumeSpec is the specification of a persistent volume."""
 
-    access_modes: list[str] | None = None
+    access_modes: Sequence[str] | None = None
     aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | None = None
     azure_disk: AzureDiskVolumeSource | None = None
     azure_file: AzureFilePersistentVolumeSource | None = None
-    capacity: dict[str, str] | None = None
+    capacity: Mapping[str, str] | None = None
     cephfs: CephFSPersistentVolumeSource | None = None
     cinder: CinderPersistentVolumeSource | None = None
     claim_ref: ObjectReference | None = None
@@ -1406,7 +1407,7 @@ class PersistentVolumeSpec(K8sStruct, frozen=True):
     host_path: HostPathVolumeSource | None = None
     iscsi: ISCSIPersistentVolumeSource | None = None
     local: LocalVolumeSource | None = None
-    mount_options: list[str] | None = None
+    mount_options: Sequence[str] | None = None
     nfs: NFSVolumeSource | None = None
     node_affinity: VolumeNodeAffinity | None = None
     persistent_volume_reclaim_policy: str | None = None
@@ -1451,30 +1452,30 @@ class Pod(K8sStruct, frozen=True, tag_field="kind", tag="Pod"):
 class PodAffinity(K8sStruct, frozen=True):
     """Pod affinity is a group of inter pod affinity scheduling rules."""
 
-    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] | None = (
-        None
-    )
-    required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] | None = None
+    preferred_during_scheduling_ignored_during_execution: (
+        Sequence[WeightedPodAffinityTerm] | None
+    ) = None
+    required_during_scheduling_ignored_during_execution: Sequence[PodAffinityTerm] | None = None
 
 
 class PodAffinityTerm(K8sStruct, frozen=True):
     """Defines a set of pods (namely those matching the labelSelector relative to the given namespace(s)) that this pod should be co-located (affinity) or not co-located (anti-affinity) with, where co-located is defined as running on a node whose value of the label with key <topologyKey> matches that of any node on which a pod of the set of pods is running"""
 
     label_selector: LabelSelector | None = None
-    match_label_keys: list[str] | None = None
-    mismatch_label_keys: list[str] | None = None
+    match_label_keys: Sequence[str] | None = None
+    mismatch_label_keys: Sequence[str] | None = None
     namespace_selector: LabelSelector | None = None
-    namespaces: list[str] | None = None
+    namespaces: Sequence[str] | None = None
     topology_key: str | None = None
 
 
 class PodAntiAffinity(K8sStruct, frozen=True):
     """Pod anti affinity is a group of inter pod anti affinity scheduling rules."""
 
-    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] | None = (
-        None
-    )
-    required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] | None = None
+    preferred_during_scheduling_ignored_during_execution: (
+        Sequence[WeightedPodAffinityTerm] | None
+    ) = None
+    required_during_scheduling_ignored_during_execution: Sequence[PodAffinityTerm] | None = None
 
 
 class PodCertificateProjection(K8sStruct, frozen=True):
@@ -1487,7 +1488,7 @@ class PodCertificateProjection(K8sStruct, frozen=True):
     max_expiration_seconds: int | None = None
     signer_name: str | None = None
     user: int | None = None
-    user_annotations: dict[str, str] | None = None
+    user_annotations: Mapping[str, str] | None = None
 
 
 class PodCondition(K8sStruct, frozen=True):
@@ -1505,9 +1506,9 @@ class PodCondition(K8sStruct, frozen=True):
 class PodDNSConfig(K8sStruct, frozen=True):
     """PodDNSConfig defines the DNS parameters of a pod in addition to those generated from DNSPolicy."""
 
-    nameservers: list[str] | None = None
-    options: list[PodDNSConfigOption] | None = None
-    searches: list[str] | None = None
+    nameservers: Sequence[str] | None = None
+    options: Sequence[PodDNSConfigOption] | None = None
+    searches: Sequence[str] | None = None
 
 
 class PodDNSConfigOption(K8sStruct, frozen=True):
@@ -1520,7 +1521,7 @@ class PodDNSConfigOption(K8sStruct, frozen=True):
 class PodExtendedResourceClaimStatus(K8sStruct, frozen=True):
     """PodExtendedResourceClaimStatus is stored in the PodStatus for the extended resource requests backed by DRA. It stores the generated name for the corresponding special ResourceClaim created by the scheduler."""
 
-    request_mappings: list[ContainerExtendedResourceRequest] | None = None
+    request_mappings: Sequence[ContainerExtendedResourceRequest] | None = None
     resource_claim_name: str | None = None
 
 
@@ -1581,9 +1582,9 @@ class PodSecurityContext(K8sStruct, frozen=True):
     se_linux_change_policy: str | None = None
     se_linux_options: SELinuxOptions | None = None
     seccomp_profile: SeccompProfile | None = None
-    supplemental_groups: list[int] | None = None
+    supplemental_groups: Sequence[int] | None = None
     supplemental_groups_policy: str | None = None
-    sysctls: list[Sysctl] | None = None
+    sysctls: Sequence[Sysctl] | None = None
     windows_options: WindowsSecurityContextOptions | None = None
 
 
@@ -1593,35 +1594,35 @@ class PodSpec(K8sStruct, frozen=True):
     active_deadline_seconds: int | None = None
     affinity: Affinity | None = None
     automount_service_account_token: bool | None = None
-    containers: list[Container] | None = None
+    containers: Sequence[Container] | None = None
     dns_config: PodDNSConfig | None = None
     dns_policy: str | None = None
     enable_service_links: bool | None = None
-    ephemeral_containers: list[EphemeralContainer] | None = None
-    eviction_responders: list[EvictionResponder] | None = None
-    host_aliases: list[HostAlias] | None = None
+    ephemeral_containers: Sequence[EphemeralContainer] | None = None
+    eviction_responders: Sequence[EvictionResponder] | None = None
+    host_aliases: Sequence[HostAlias] | None = None
     host_ipc: bool | None = msgspec.field(default=None, name="hostIPC")
     host_network: bool | None = None
     host_pid: bool | None = msgspec.field(default=None, name="hostPID")
     host_users: bool | None = None
     hostname: str | None = None
     hostname_override: str | None = None
-    image_pull_secrets: list[LocalObjectReference] | None = None
-    init_containers: list[Container] | None = None
+    image_pull_secrets: Sequence[LocalObjectReference] | None = None
+    init_containers: Sequence[Container] | None = None
     node_name: str | None = None
-    node_selector: dict[str, str] | None = None
+    node_selector: Mapping[str, str] | None = None
     os: PodOS | None = None
-    overhead: dict[str, str] | None = None
+    overhead: Mapping[str, str] | None = None
     preemption_policy: str | None = None
     priority: int | None = None
     priority_class_name: str | None = None
-    readiness_gates: list[PodReadinessGate] | None = None
-    resource_claims: list[PodResourceClaim] | None = None
+    readiness_gates: Sequence[PodReadinessGate] | None = None
+    resource_claims: Sequence[PodResourceClaim] | None = None
     resources: ResourceRequirements | None = None
     restart_policy: str | None = None
     runtime_class_name: str | None = None
     scheduler_name: str | None = None
-    scheduling_gates: list[PodSchedulingGate] | None = None
+    scheduling_gates: Sequence[PodSchedulingGate] | None = None
     scheduling_group: PodSchedulingGroup | None = None
     security_context: PodSecurityContext | None = None
     service_account: str | None = None
@@ -1630,36 +1631,38 @@ class PodSpec(K8sStruct, frozen=True):
     share_process_namespace: bool | None = None
     subdomain: str | None = None
     termination_grace_period_seconds: int | None = None
-    tolerations: list[Toleration] | None = None
-    topology_spread_constraints: list[TopologySpreadConstraint] | None = None
-    volumes: list[Volume] | None = None
+    tolerations: Sequence[Toleration] | None = None
+    topology_spread_constraints: Sequence[TopologySpreadConstraint] | None = None
+    volumes: Sequence[Volume] | None = None
 
 
 class PodStatus(K8sStruct, frozen=True):
     """PodStatus represents information about the status of a pod. Status may trail the actual state of a system, especially if the node that hosts the pod cannot contact the control plane."""
 
-    allocated_resources: dict[str, str] | None = None
-    conditions: list[PodCondition] | None = None
-    container_statuses: list[ContainerStatus] | None = None
-    ephemeral_container_statuses: list[ContainerStatus] | None = None
+    allocated_resources: Mapping[str, str] | None = None
+    conditions: Sequence[PodCondition] | None = None
+    container_statuses: Sequence[ContainerStatus] | None = None
+    ephemeral_container_statuses: Sequence[ContainerStatus] | None = None
     extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
     host_ip: str | None = msgspec.field(default=None, name="hostIP")
-    host_ips: list[HostIP] | None = msgspec.field(default=None, name="hostIPs")
-    init_container_statuses: list[ContainerStatus] | None = None
+    host_ips: Sequence[HostIP] | None = msgspec.field(default=None, name="hostIPs")
+    init_container_statuses: Sequence[ContainerStatus] | None = None
     message: str | None = None
-    node_allocatable_resource_claim_statuses: list[NodeAllocatableResourceClaimStatus] | None = None
+    node_allocatable_resource_claim_statuses: (
+        Sequence[NodeAllocatableResourceClaimStatus] | None
+    ) = None
     nominated_node_name: str | None = None
     observed_generation: int | None = None
     phase: str | None = None
     pod_ip: str | None = msgspec.field(default=None, name="podIP")
-    pod_ips: list[PodIP] | None = msgspec.field(default=None, name="podIPs")
+    pod_ips: Sequence[PodIP] | None = msgspec.field(default=None, name="podIPs")
     qos_class: str | None = None
     reason: str | None = None
     resize: str | None = None
-    resource_claim_statuses: list[PodResourceClaimStatus] | None = None
+    resource_claim_statuses: Sequence[PodResourceClaimStatus] | None = None
     resources: ResourceRequirements | None = None
     start_time: datetime | None = None
-    volume_health: list[PodVolumeHealth] | None = None
+    volume_health: Sequence[PodVolumeHealth] | None = None
 
 
 class PodTemplate(K8sStruct, frozen=True, tag_field="kind", tag="PodTemplate"):
@@ -1681,7 +1684,7 @@ class PodTemplateSpec(K8sStruct, frozen=True):
 class PodVolumeHealth(K8sStruct, frozen=True):
     """PodVolumeHealth contains health information for a volume used by a pod, reported by the CSI node plugin via the kubelet."""
 
-    health_conditions: list[VolumeHealthCondition] | None = None
+    health_conditions: Sequence[VolumeHealthCondition] | None = None
     last_transition_time: datetime | None = None
     name: str | None = None
 
@@ -1729,7 +1732,7 @@ class ProjectedVolumeSource(K8sStruct, frozen=True):
 
     default_mode: int | None = None
     default_user: int | None = None
-    sources: list[VolumeProjection] | None = None
+    sources: Sequence[VolumeProjection] | None = None
 
 
 class QuobyteVolumeSource(K8sStruct, frozen=True):
@@ -1749,7 +1752,7 @@ class RBDPersistentVolumeSource(K8sStruct, frozen=True):
     fs_type: str | None = None
     image: str | None = None
     keyring: str | None = None
-    monitors: list[str] | None = None
+    monitors: Sequence[str] | None = None
     pool: str | None = None
     read_only: bool | None = None
     secret_ref: SecretReference | None = None
@@ -1762,7 +1765,7 @@ class RBDVolumeSource(K8sStruct, frozen=True):
     fs_type: str | None = None
     image: str | None = None
     keyring: str | None = None
-    monitors: list[str] | None = None
+    monitors: Sequence[str] | None = None
     pool: str | None = None
     read_only: bool | None = None
     secret_ref: LocalObjectReference | None = None
@@ -1794,7 +1797,7 @@ class ReplicationControllerSpec(K8sStruct, frozen=True):
 
     min_ready_seconds: int | None = None
     replicas: int | None = None
-    selector: dict[str, str] | None = None
+    selector: Mapping[str, str] | None = None
     template: PodTemplateSpec | None = None
 
 
@@ -1802,7 +1805,7 @@ class ReplicationControllerStatus(K8sStruct, frozen=True):
     """ReplicationControllerStatus represents the current status of a replication controller."""
 
     available_replicas: int | None = None
-    conditions: list[ReplicationControllerCondition] | None = None
+    conditions: Sequence[ReplicationControllerCondition] | None = None
     fully_labeled_replicas: int | None = None
     observed_generation: int | None = None
     ready_replicas: int | None = None
@@ -1845,31 +1848,31 @@ class ResourceQuota(K8sStruct, frozen=True, tag_field="kind", tag="ResourceQuota
 class ResourceQuotaSpec(K8sStruct, frozen=True):
     """ResourceQuotaSpec defines the desired hard limits to enforce for Quota."""
 
-    hard: dict[str, str] | None = None
+    hard: Mapping[str, str] | None = None
     scope_selector: ScopeSelector | None = None
-    scopes: list[str] | None = None
+    scopes: Sequence[str] | None = None
 
 
 class ResourceQuotaStatus(K8sStruct, frozen=True):
     """ResourceQuotaStatus defines the enforced hard limits and observed use."""
 
-    hard: dict[str, str] | None = None
-    used: dict[str, str] | None = None
+    hard: Mapping[str, str] | None = None
+    used: Mapping[str, str] | None = None
 
 
 class ResourceRequirements(K8sStruct, frozen=True):
     """ResourceRequirements describes the compute resource requirements."""
 
-    claims: list[ResourceClaim] | None = None
-    limits: dict[str, str] | None = None
-    requests: dict[str, str] | None = None
+    claims: Sequence[ResourceClaim] | None = None
+    limits: Mapping[str, str] | None = None
+    requests: Mapping[str, str] | None = None
 
 
 class ResourceStatus(K8sStruct, frozen=True):
     """ResourceStatus represents the status of a single resource allocated to a Pod."""
 
     name: str | None = None
-    resources: list[ResourceHealth] | None = None
+    resources: Sequence[ResourceHealth] | None = None
 
 
 class SELinuxOptions(K8sStruct, frozen=True):
@@ -1914,7 +1917,7 @@ class ScaleIOVolumeSource(K8sStruct, frozen=True):
 class ScopeSelector(K8sStruct, frozen=True):
     """A scope selector represents the AND of the selectors represented by the scoped-resource selector requirements."""
 
-    match_expressions: list[ScopedResourceSelectorRequirement] | None = None
+    match_expressions: Sequence[ScopedResourceSelectorRequirement] | None = None
 
 
 class ScopedResourceSelectorRequirement(K8sStruct, frozen=True):
@@ -1922,7 +1925,7 @@ class ScopedResourceSelectorRequirement(K8sStruct, frozen=True):
 
     operator: str | None = None
     scope_name: str | None = None
-    values: list[str] | None = None
+    values: Sequence[str] | None = None
 
 
 class SeccompProfile(K8sStruct, frozen=True):
@@ -1938,9 +1941,9 @@ class Secret(K8sStruct, frozen=True, tag_field="kind", tag="Secret"):
     api_version: str = "v1"
     resource_info: ClassVar[ResourceInfo] = builtin_info("v1", "Secret")
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
-    data: dict[str, bytes] | None = None
+    data: Mapping[str, bytes] | None = None
     immutable: bool | None = None
-    string_data: dict[str, str] | None = None
+    string_data: Mapping[str, str] | None = None
     type: str | None = None
 
 
@@ -1962,7 +1965,7 @@ class SecretKeySelector(K8sStruct, frozen=True):
 class SecretProjection(K8sStruct, frozen=True):
     """Adapts a secret into a projected volume.  The contents of the target Secret's Data field will be presented in a projected volume as files using the keys in the Data field as the file names. Note that this is identical to a secret volume source without the default mode."""
 
-    items: list[KeyToPath] | None = None
+    items: Sequence[KeyToPath] | None = None
     name: str | None = None
     optional: bool | None = None
 
@@ -1979,7 +1982,7 @@ class SecretVolumeSource(K8sStruct, frozen=True):
 
     default_mode: int | None = None
     default_user: int | None = None
-    items: list[KeyToPath] | None = None
+    items: Sequence[KeyToPath] | None = None
     optional: bool | None = None
     secret_name: str | None = None
 
@@ -2018,8 +2021,8 @@ class ServiceAccount(K8sStruct, frozen=True, tag_field="kind", tag="ServiceAccou
     resource_info: ClassVar[ResourceInfo] = builtin_info("v1", "ServiceAccount")
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     automount_service_account_token: bool | None = None
-    image_pull_secrets: list[LocalObjectReference] | None = None
-    secrets: list[ObjectReference] | None = None
+    image_pull_secrets: Sequence[LocalObjectReference] | None = None
+    secrets: Sequence[ObjectReference] | None = None
 
 
 class ServiceAccountTokenProjection(K8sStruct, frozen=True):
@@ -2047,20 +2050,20 @@ class ServiceSpec(K8sStruct, frozen=True):
 
     allocate_load_balancer_node_ports: bool | None = None
     cluster_ip: str | None = msgspec.field(default=None, name="clusterIP")
-    cluster_ips: list[str] | None = msgspec.field(default=None, name="clusterIPs")
-    external_ips: list[str] | None = msgspec.field(default=None, name="externalIPs")
+    cluster_ips: Sequence[str] | None = msgspec.field(default=None, name="clusterIPs")
+    external_ips: Sequence[str] | None = msgspec.field(default=None, name="externalIPs")
     external_name: str | None = None
     external_traffic_policy: str | None = None
     health_check_node_port: int | None = None
     internal_traffic_policy: str | None = None
-    ip_families: list[str] | None = None
+    ip_families: Sequence[str] | None = None
     ip_family_policy: str | None = None
     load_balancer_class: str | None = None
     load_balancer_ip: str | None = msgspec.field(default=None, name="loadBalancerIP")
-    load_balancer_source_ranges: list[str] | None = None
-    ports: list[ServicePort] | None = None
+    load_balancer_source_ranges: Sequence[str] | None = None
+    ports: Sequence[ServicePort] | None = None
     publish_not_ready_addresses: bool | None = None
-    selector: dict[str, str] | None = None
+    selector: Mapping[str, str] | None = None
     session_affinity: str | None = None
     session_affinity_config: SessionAffinityConfig | None = None
     traffic_distribution: str | None = None
@@ -2070,7 +2073,7 @@ class ServiceSpec(K8sStruct, frozen=True):
 class ServiceStatus(K8sStruct, frozen=True):
     """ServiceStatus represents the current status of a service."""
 
-    conditions: list[Condition] | None = None
+    conditions: Sequence[Condition] | None = None
     load_balancer: LoadBalancerStatus | None = None
 
 
@@ -2143,7 +2146,7 @@ class TopologySpreadConstraint(K8sStruct, frozen=True):
     """TopologySpreadConstraint specifies how to spread matching pods among the given topology."""
 
     label_selector: LabelSelector | None = None
-    match_label_keys: list[str] | None = None
+    match_label_keys: Sequence[str] | None = None
     max_skew: int | None = None
     min_domains: int | None = None
     node_affinity_policy: str | None = None
@@ -2223,14 +2226,14 @@ class VolumeHealthCondition(K8sStruct, frozen=True):
 class VolumeHealthStatus(K8sStruct, frozen=True):
     """VolumeHealthStatus contains health information for a volume reported by the CSI controller plugin."""
 
-    health_conditions: list[VolumeHealthCondition] | None = None
+    health_conditions: Sequence[VolumeHealthCondition] | None = None
     last_transition_time: datetime | None = None
 
 
 class VolumeMount(K8sStruct, frozen=True):
     """VolumeMount describes a mounting of a Volume within a container."""
 
-    bind_mount_options: list[str] | None = None
+    bind_mount_options: Sequence[str] | None = None
     mount_path: str | None = None
     mount_propagation: str | None = None
     name: str | None = None
@@ -2270,8 +2273,8 @@ class VolumeProjection(K8sStruct, frozen=True):
 class VolumeResourceRequirements(K8sStruct, frozen=True):
     """VolumeResourceRequirements describes the storage resource requirements for a volume."""
 
-    limits: dict[str, str] | None = None
-    requests: dict[str, str] | None = None
+    limits: Mapping[str, str] | None = None
+    requests: Mapping[str, str] | None = None
 
 
 class VolumeStatus(K8sStruct, frozen=True):

@@ -11,6 +11,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Mapping, Sequence
 from ._generic import ObjectList
 from ._resource_info import ResourceInfo
 from .core_v1 import ObjectReference
@@ -31,9 +32,9 @@ __all__ = [
 class Endpoint(K8sStruct, frozen=True):
     """Endpoint represents a single logical "backend" implementing a service."""
 
-    addresses: list[str] | None = None
+    addresses: Sequence[str] | None = None
     conditions: EndpointConditions | None = None
-    deprecated_topology: dict[str, str] | None = None
+    deprecated_topology: Mapping[str, str] | None = None
     hints: EndpointHints | None = None
     hostname: str | None = None
     node_name: str | None = None
@@ -52,8 +53,8 @@ class EndpointConditions(K8sStruct, frozen=True):
 class EndpointHints(K8sStruct, frozen=True):
     """EndpointHints provides hints describing how an endpoint should be consumed."""
 
-    for_nodes: list[ForNode] | None = None
-    for_zones: list[ForZone] | None = None
+    for_nodes: Sequence[ForNode] | None = None
+    for_zones: Sequence[ForZone] | None = None
 
 
 class EndpointPort(K8sStruct, frozen=True):
@@ -72,8 +73,8 @@ class EndpointSlice(K8sStruct, frozen=True, tag_field="kind", tag="EndpointSlice
     resource_info: ClassVar[ResourceInfo] = builtin_info("discovery.k8s.io/v1", "EndpointSlice")
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     address_type: str | None = None
-    endpoints: list[Endpoint] | None = None
-    ports: list[EndpointPort] | None = None
+    endpoints: Sequence[Endpoint] | None = None
+    ports: Sequence[EndpointPort] | None = None
 
 
 class ForNode(K8sStruct, frozen=True):

@@ -12,6 +12,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Sequence
 from ._generic import ObjectList
 from ._resource_info import ResourceInfo
 from .meta_v1 import ObjectMeta
@@ -84,13 +85,13 @@ class FlowSchemaSpec(K8sStruct, frozen=True):
     distinguisher_method: FlowDistinguisherMethod | None = None
     matching_precedence: int | None = None
     priority_level_configuration: PriorityLevelConfigurationReference | None = None
-    rules: list[PolicyRulesWithSubjects] | None = None
+    rules: Sequence[PolicyRulesWithSubjects] | None = None
 
 
 class FlowSchemaStatus(K8sStruct, frozen=True):
     """FlowSchemaStatus represents the current state of a FlowSchema."""
 
-    conditions: list[FlowSchemaCondition] | None = None
+    conditions: Sequence[FlowSchemaCondition] | None = None
 
 
 class GroupSubject(K8sStruct, frozen=True):
@@ -118,16 +119,16 @@ class LimitedPriorityLevelConfiguration(K8sStruct, frozen=True):
 class NonResourcePolicyRule(K8sStruct, frozen=True):
     """NonResourcePolicyRule is a predicate that matches non-resource requests according to their verb and the target non-resource URL. A NonResourcePolicyRule matches a request if and only if both (a) at least one member of verbs matches the request and (b) at least one member of nonResourceURLs matches the request."""
 
-    non_resource_urls: list[str] | None = msgspec.field(default=None, name="nonResourceURLs")
-    verbs: list[str] | None = None
+    non_resource_urls: Sequence[str] | None = msgspec.field(default=None, name="nonResourceURLs")
+    verbs: Sequence[str] | None = None
 
 
 class PolicyRulesWithSubjects(K8sStruct, frozen=True):
     """PolicyRulesWithSubjects prescribes a test that applies to a request to an apiserver. The test considers the subject making the request, the verb being requested, and the resource to be acted upon. This PolicyRulesWithSubjects matches a request if and only if both (a) at least one member of subjects matches the request and (b) at least one member of resourceRules or nonResourceRules matches the request."""
 
-    non_resource_rules: list[NonResourcePolicyRule] | None = None
-    resource_rules: list[ResourcePolicyRule] | None = None
-    subjects: list[Subject] | None = None
+    non_resource_rules: Sequence[NonResourcePolicyRule] | None = None
+    resource_rules: Sequence[ResourcePolicyRule] | None = None
+    subjects: Sequence[Subject] | None = None
 
 
 class PriorityLevelConfiguration(
@@ -171,7 +172,7 @@ class PriorityLevelConfigurationSpec(K8sStruct, frozen=True):
 class PriorityLevelConfigurationStatus(K8sStruct, frozen=True):
     """PriorityLevelConfigurationStatus represents the current state of a "request-priority"."""
 
-    conditions: list[PriorityLevelConfigurationCondition] | None = None
+    conditions: Sequence[PriorityLevelConfigurationCondition] | None = None
 
 
 class QueuingConfiguration(K8sStruct, frozen=True):
@@ -185,11 +186,11 @@ class QueuingConfiguration(K8sStruct, frozen=True):
 class ResourcePolicyRule(K8sStruct, frozen=True):
     """ResourcePolicyRule is a predicate that matches some resource requests, testing the request's verb and the target resource. A ResourcePolicyRule matches a resource request if and only if: (a) at least one member of verbs matches the request, (b) at least one member of apiGroups matches the request, (c) at least one member of resources matches the request, and (d) either (d1) the request does not specify a namespace (i.e., `Namespace==""`) and clusterScope is true or (d2) the request specifies a namespace and least one member of namespaces matches the request's namespace."""
 
-    api_groups: list[str] | None = None
+    api_groups: Sequence[str] | None = None
     cluster_scope: bool | None = None
-    namespaces: list[str] | None = None
-    resources: list[str] | None = None
-    verbs: list[str] | None = None
+    namespaces: Sequence[str] | None = None
+    resources: Sequence[str] | None = None
+    verbs: Sequence[str] | None = None
 
 
 class ServiceAccountSubject(K8sStruct, frozen=True):

@@ -12,6 +12,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Sequence
 from ._generic import ObjectList
 from ._resource_info import ResourceInfo
 from .meta_v1 import Condition, ObjectMeta
@@ -82,7 +83,7 @@ class EvictionRequestSpec(K8sStruct, frozen=True):
 class EvictionRequestStatus(K8sStruct, frozen=True):
     """EvictionRequestStatus represents the last observed status of the eviction request."""
 
-    conditions: list[Condition] | None = None
+    conditions: Sequence[Condition] | None = None
     observed_generation: int | None = None
 
 
@@ -101,11 +102,11 @@ class EvictionSpec(K8sStruct, frozen=True):
 class EvictionStatus(K8sStruct, frozen=True):
     """EvictionStatus represents the last observed status of the eviction request."""
 
-    conditions: list[Condition] | None = None
+    conditions: Sequence[Condition] | None = None
     observed_generation: int | None = None
-    requesters: list[Requester] | None = None
-    responders: list[ResponderStatus] | None = None
-    target_responders: list[TargetResponder] | None = None
+    requesters: Sequence[Requester] | None = None
+    responders: Sequence[ResponderStatus] | None = None
+    target_responders: Sequence[TargetResponder] | None = None
 
 
 class EvictionTarget(K8sStruct, frozen=True):

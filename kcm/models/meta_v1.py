@@ -10,6 +10,7 @@ from datetime import datetime
 import msgspec
 
 from ._base import K8sStruct
+from ._frozen import Mapping, Sequence
 
 __all__ = [
     "APIGroup",
@@ -51,18 +52,18 @@ class ListMeta(K8sStruct, frozen=True):
 class ObjectMeta(K8sStruct, frozen=True):
     """ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create."""
 
-    annotations: dict[str, str] | None = None
+    annotations: Mapping[str, str] | None = None
     creation_timestamp: datetime | None = None
     deletion_grace_period_seconds: int | None = None
     deletion_timestamp: datetime | None = None
-    finalizers: list[str] | None = None
+    finalizers: Sequence[str] | None = None
     generate_name: str | None = None
     generation: int | None = None
-    labels: dict[str, str] | None = None
-    managed_fields: list[ManagedFieldsEntry] | None = None
+    labels: Mapping[str, str] | None = None
+    managed_fields: Sequence[ManagedFieldsEntry] | None = None
     name: str | None = None
     namespace: str | None = None
-    owner_references: list[OwnerReference] | None = None
+    owner_references: Sequence[OwnerReference] | None = None
     resource_version: str | None = None
     self_link: str | None = None
     uid: str | None = None
@@ -74,31 +75,31 @@ class APIGroup(K8sStruct, frozen=True, tag_field="kind", tag="APIGroup"):
     api_version: str = "v1"
     name: str | None = None
     preferred_version: GroupVersionForDiscovery | None = None
-    server_address_by_client_cidrs: list[ServerAddressByClientCIDR] | None = msgspec.field(
+    server_address_by_client_cidrs: Sequence[ServerAddressByClientCIDR] | None = msgspec.field(
         default=None, name="serverAddressByClientCIDRs"
     )
-    versions: list[GroupVersionForDiscovery] | None = None
+    versions: Sequence[GroupVersionForDiscovery] | None = None
 
 
 class APIGroupList(K8sStruct, frozen=True, tag_field="kind", tag="APIGroupList"):
     """APIGroupList is a list of APIGroup, to allow clients to discover the API at /apis."""
 
     api_version: str = "v1"
-    groups: list[APIGroup] | None = None
+    groups: Sequence[APIGroup] | None = None
 
 
 class APIResource(K8sStruct, frozen=True):
     """APIResource specifies the name of a resource and whether it is namespaced."""
 
-    categories: list[str] | None = None
+    categories: Sequence[str] | None = None
     group: str | None = None
     kind: str | None = None
     name: str | None = None
     namespaced: bool | None = None
-    short_names: list[str] | None = None
+    short_names: Sequence[str] | None = None
     singular_name: str | None = None
     storage_version_hash: str | None = None
-    verbs: list[str] | None = None
+    verbs: Sequence[str] | None = None
     version: str | None = None
 
 
@@ -107,17 +108,17 @@ class APIResourceList(K8sStruct, frozen=True, tag_field="kind", tag="APIResource
 
     api_version: str = "v1"
     group_version: str | None = None
-    resources: list[APIResource] | None = None
+    resources: Sequence[APIResource] | None = None
 
 
 class APIVersions(K8sStruct, frozen=True, tag_field="kind", tag="APIVersions"):
     """APIVersions lists the versions that are available, to allow clients to discover the API at /api, which is the root path of the legacy v1 API."""
 
     api_version: str = "v1"
-    server_address_by_client_cidrs: list[ServerAddressByClientCIDR] | None = msgspec.field(
+    server_address_by_client_cidrs: Sequence[ServerAddressByClientCIDR] | None = msgspec.field(
         default=None, name="serverAddressByClientCIDRs"
     )
-    versions: list[str] | None = None
+    versions: Sequence[str] | None = None
 
 
 class Condition(K8sStruct, frozen=True):
@@ -135,7 +136,7 @@ class DeleteOptions(K8sStruct, frozen=True, tag_field="kind", tag="DeleteOptions
     """DeleteOptions may be provided when deleting an API object."""
 
     api_version: str = "v1"
-    dry_run: list[str] | None = None
+    dry_run: Sequence[str] | None = None
     grace_period_seconds: int | None = None
     ignore_store_read_error_with_cluster_breaking_potential: bool | None = None
     orphan_dependents: bool | None = None
@@ -148,7 +149,7 @@ class FieldSelectorRequirement(K8sStruct, frozen=True):
 
     key: str | None = None
     operator: str | None = None
-    values: list[str] | None = None
+    values: Sequence[str] | None = None
 
 
 class GroupVersionForDiscovery(K8sStruct, frozen=True):
@@ -169,8 +170,8 @@ class GroupVersionKind(K8sStruct, frozen=True):
 class LabelSelector(K8sStruct, frozen=True):
     """A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects."""
 
-    match_expressions: list[LabelSelectorRequirement] | None = None
-    match_labels: dict[str, str] | None = None
+    match_expressions: Sequence[LabelSelectorRequirement] | None = None
+    match_labels: Mapping[str, str] | None = None
 
 
 class LabelSelectorRequirement(K8sStruct, frozen=True):
@@ -178,7 +179,7 @@ class LabelSelectorRequirement(K8sStruct, frozen=True):
 
     key: str | None = None
     operator: str | None = None
-    values: list[str] | None = None
+    values: Sequence[str] | None = None
 
 
 class ManagedFieldsEntry(K8sStruct, frozen=True):
@@ -252,7 +253,7 @@ class StatusCause(K8sStruct, frozen=True):
 class StatusDetails(K8sStruct, frozen=True):
     """StatusDetails is a set of additional properties that MAY be set by the server to provide additional information about a response. The Reason field of a Status object defines what attributes will be set. Clients must ignore fields that do not match the defined type of each attribute, and should assume that any attribute may be empty, invalid, or under defined."""
 
-    causes: list[StatusCause] | None = None
+    causes: Sequence[StatusCause] | None = None
     group: str | None = None
     kind: str | None = None
     name: str | None = None

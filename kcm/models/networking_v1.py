@@ -11,6 +11,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Sequence
 from ._generic import ObjectList
 from ._resource_info import ResourceInfo
 from .core_v1 import TypedLocalObjectReference
@@ -65,7 +66,7 @@ class HTTPIngressPath(K8sStruct, frozen=True):
 class HTTPIngressRuleValue(K8sStruct, frozen=True):
     """HTTPIngressRuleValue is a list of http selectors pointing to backends. In the example: http://<host>/<path>?<searchpart> -> backend where where parts of the url correspond to RFC 3986, this resource will be used to match against everything after the last '/' and before the first '?' or '#'."""
 
-    paths: list[HTTPIngressPath] | None = None
+    paths: Sequence[HTTPIngressPath] | None = None
 
 
 class IPAddress(K8sStruct, frozen=True, tag_field="kind", tag="IPAddress"):
@@ -87,7 +88,7 @@ class IPBlock(K8sStruct, frozen=True):
     """IPBlock describes a particular CIDR (Ex. "192.168.1.0/24","2001:db8::/64") that is allowed to the pods matched by a NetworkPolicySpec's podSelector. The except entry describes CIDRs that should not be included within this rule."""
 
     cidr: str | None = None
-    except_: list[str] | None = None
+    except_: Sequence[str] | None = None
 
 
 class Ingress(K8sStruct, frozen=True, tag_field="kind", tag="Ingress"):
@@ -138,13 +139,13 @@ class IngressLoadBalancerIngress(K8sStruct, frozen=True):
 
     hostname: str | None = None
     ip: str | None = None
-    ports: list[IngressPortStatus] | None = None
+    ports: Sequence[IngressPortStatus] | None = None
 
 
 class IngressLoadBalancerStatus(K8sStruct, frozen=True):
     """IngressLoadBalancerStatus represents the status of a load-balancer."""
 
-    ingress: list[IngressLoadBalancerIngress] | None = None
+    ingress: Sequence[IngressLoadBalancerIngress] | None = None
 
 
 class IngressPortStatus(K8sStruct, frozen=True):
@@ -174,8 +175,8 @@ class IngressSpec(K8sStruct, frozen=True):
 
     default_backend: IngressBackend | None = None
     ingress_class_name: str | None = None
-    rules: list[IngressRule] | None = None
-    tls: list[IngressTLS] | None = None
+    rules: Sequence[IngressRule] | None = None
+    tls: Sequence[IngressTLS] | None = None
 
 
 class IngressStatus(K8sStruct, frozen=True):
@@ -187,7 +188,7 @@ class IngressStatus(K8sStruct, frozen=True):
 class IngressTLS(K8sStruct, frozen=True):
     """IngressTLS describes the transport layer security associated with an ingress."""
 
-    hosts: list[str] | None = None
+    hosts: Sequence[str] | None = None
     secret_name: str | None = None
 
 
@@ -203,15 +204,15 @@ class NetworkPolicy(K8sStruct, frozen=True, tag_field="kind", tag="NetworkPolicy
 class NetworkPolicyEgressRule(K8sStruct, frozen=True):
     """NetworkPolicyEgressRule describes a particular set of traffic that is allowed out of pods matched by a NetworkPolicySpec's podSelector. The traffic must match both ports and to. This type is beta-level in 1.8"""
 
-    ports: list[NetworkPolicyPort] | None = None
-    to: list[NetworkPolicyPeer] | None = None
+    ports: Sequence[NetworkPolicyPort] | None = None
+    to: Sequence[NetworkPolicyPeer] | None = None
 
 
 class NetworkPolicyIngressRule(K8sStruct, frozen=True):
     """NetworkPolicyIngressRule describes a particular set of traffic that is allowed to the pods matched by a NetworkPolicySpec's podSelector. The traffic must match both ports and from."""
 
-    from_: list[NetworkPolicyPeer] | None = None
-    ports: list[NetworkPolicyPort] | None = None
+    from_: Sequence[NetworkPolicyPeer] | None = None
+    ports: Sequence[NetworkPolicyPort] | None = None
 
 
 class NetworkPolicyPeer(K8sStruct, frozen=True):
@@ -233,10 +234,10 @@ class NetworkPolicyPort(K8sStruct, frozen=True):
 class NetworkPolicySpec(K8sStruct, frozen=True):
     """NetworkPolicySpec provides the specification of a NetworkPolicy"""
 
-    egress: list[NetworkPolicyEgressRule] | None = None
-    ingress: list[NetworkPolicyIngressRule] | None = None
+    egress: Sequence[NetworkPolicyEgressRule] | None = None
+    ingress: Sequence[NetworkPolicyIngressRule] | None = None
     pod_selector: LabelSelector | None = None
-    policy_types: list[str] | None = None
+    policy_types: Sequence[str] | None = None
 
 
 class ParentReference(K8sStruct, frozen=True):
@@ -268,13 +269,13 @@ class ServiceCIDR(K8sStruct, frozen=True, tag_field="kind", tag="ServiceCIDR"):
 class ServiceCIDRSpec(K8sStruct, frozen=True):
     """ServiceCIDRSpec define the CIDRs the user wants to use for allocating ClusterIPs for Services."""
 
-    cidrs: list[str] | None = None
+    cidrs: Sequence[str] | None = None
 
 
 class ServiceCIDRStatus(K8sStruct, frozen=True):
     """ServiceCIDRStatus describes the current state of the ServiceCIDR."""
 
-    conditions: list[Condition] | None = None
+    conditions: Sequence[Condition] | None = None
 
 
 IPAddressList = ObjectList[IPAddress]

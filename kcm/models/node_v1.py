@@ -11,6 +11,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Mapping, Sequence
 from ._generic import ObjectList
 from ._resource_info import ResourceInfo
 from .core_v1 import Toleration
@@ -22,7 +23,7 @@ __all__ = ["Overhead", "RuntimeClass", "RuntimeClassList", "Scheduling"]
 class Overhead(K8sStruct, frozen=True):
     """Overhead structure represents the resource overhead associated with running a pod."""
 
-    pod_fixed: dict[str, str] | None = None
+    pod_fixed: Mapping[str, str] | None = None
 
 
 class RuntimeClass(K8sStruct, frozen=True, tag_field="kind", tag="RuntimeClass"):
@@ -39,8 +40,8 @@ class RuntimeClass(K8sStruct, frozen=True, tag_field="kind", tag="RuntimeClass")
 class Scheduling(K8sStruct, frozen=True):
     """Scheduling specifies the scheduling constraints for nodes supporting a RuntimeClass."""
 
-    node_selector: dict[str, str] | None = None
-    tolerations: list[Toleration] | None = None
+    node_selector: Mapping[str, str] | None = None
+    tolerations: Sequence[Toleration] | None = None
 
 
 RuntimeClassList = ObjectList[RuntimeClass]

@@ -12,6 +12,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Mapping, Sequence
 from ._generic import ObjectList
 from ._resource_info import ResourceInfo
 from .meta_v1 import Condition, DeleteOptions, LabelSelector, ObjectMeta
@@ -55,10 +56,10 @@ class PodDisruptionBudgetSpec(K8sStruct, frozen=True):
 class PodDisruptionBudgetStatus(K8sStruct, frozen=True):
     """PodDisruptionBudgetStatus represents information about the status of a PodDisruptionBudget. Status may trail the actual state of a system."""
 
-    conditions: list[Condition] | None = None
+    conditions: Sequence[Condition] | None = None
     current_healthy: int | None = None
     desired_healthy: int | None = None
-    disrupted_pods: dict[str, datetime] | None = None
+    disrupted_pods: Mapping[str, datetime] | None = None
     disruptions_allowed: int | None = None
     expected_pods: int | None = None
     observed_generation: int | None = None

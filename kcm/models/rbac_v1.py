@@ -11,6 +11,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Sequence
 from ._generic import ObjectList
 from ._resource_info import ResourceInfo
 from .meta_v1 import LabelSelector, ObjectMeta
@@ -34,7 +35,7 @@ __all__ = [
 class AggregationRule(K8sStruct, frozen=True):
     """AggregationRule describes how to locate ClusterRoles to aggregate into the ClusterRole"""
 
-    cluster_role_selectors: list[LabelSelector] | None = None
+    cluster_role_selectors: Sequence[LabelSelector] | None = None
 
 
 class ClusterRole(K8sStruct, frozen=True, tag_field="kind", tag="ClusterRole"):
@@ -46,7 +47,7 @@ class ClusterRole(K8sStruct, frozen=True, tag_field="kind", tag="ClusterRole"):
     )
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     aggregation_rule: AggregationRule | None = None
-    rules: list[PolicyRule] | None = None
+    rules: Sequence[PolicyRule] | None = None
 
 
 class ClusterRoleBinding(K8sStruct, frozen=True, tag_field="kind", tag="ClusterRoleBinding"):
@@ -58,17 +59,17 @@ class ClusterRoleBinding(K8sStruct, frozen=True, tag_field="kind", tag="ClusterR
     )
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     role_ref: RoleRef | None = None
-    subjects: list[Subject] | None = None
+    subjects: Sequence[Subject] | None = None
 
 
 class PolicyRule(K8sStruct, frozen=True):
     """PolicyRule holds information that describes a policy rule, but does not contain information about who the rule applies to or which namespace the rule applies to."""
 
-    api_groups: list[str] | None = None
-    non_resource_urls: list[str] | None = msgspec.field(default=None, name="nonResourceURLs")
-    resource_names: list[str] | None = None
-    resources: list[str] | None = None
-    verbs: list[str] | None = None
+    api_groups: Sequence[str] | None = None
+    non_resource_urls: Sequence[str] | None = msgspec.field(default=None, name="nonResourceURLs")
+    resource_names: Sequence[str] | None = None
+    resources: Sequence[str] | None = None
+    verbs: Sequence[str] | None = None
 
 
 class Role(K8sStruct, frozen=True, tag_field="kind", tag="Role"):
@@ -77,7 +78,7 @@ class Role(K8sStruct, frozen=True, tag_field="kind", tag="Role"):
     api_version: str = "rbac.authorization.k8s.io/v1"
     resource_info: ClassVar[ResourceInfo] = builtin_info("rbac.authorization.k8s.io/v1", "Role")
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
-    rules: list[PolicyRule] | None = None
+    rules: Sequence[PolicyRule] | None = None
 
 
 class RoleBinding(K8sStruct, frozen=True, tag_field="kind", tag="RoleBinding"):
@@ -89,7 +90,7 @@ class RoleBinding(K8sStruct, frozen=True, tag_field="kind", tag="RoleBinding"):
     )
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     role_ref: RoleRef | None = None
-    subjects: list[Subject] | None = None
+    subjects: Sequence[Subject] | None = None
 
 
 class RoleRef(K8sStruct, frozen=True):

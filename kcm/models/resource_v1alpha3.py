@@ -12,6 +12,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Sequence
 from ._generic import ObjectList
 from ._resource_info import ResourceInfo
 from .meta_v1 import Condition, ObjectMeta
@@ -65,7 +66,7 @@ class DeviceTaintRuleSpec(K8sStruct, frozen=True):
 class DeviceTaintRuleStatus(K8sStruct, frozen=True):
     """DeviceTaintRuleStatus provides information about an on-going pod eviction."""
 
-    conditions: list[Condition] | None = None
+    conditions: Sequence[Condition] | None = None
 
 
 class DeviceTaintSelector(K8sStruct, frozen=True):
@@ -93,7 +94,7 @@ class PoolStatus(K8sStruct, frozen=True):
     driver: str | None = None
     generation: int | None = None
     node_name: str | None = None
-    partition_summary: list[PartitionTypeStatus] | None = None
+    partition_summary: Sequence[PartitionTypeStatus] | None = None
     pool_name: str | None = None
     resource_slice_count: int | None = None
     shareable_summary: ShareableSummaryStatus | None = None
@@ -128,9 +129,9 @@ class ResourcePoolStatusRequestSpec(K8sStruct, frozen=True):
 class ResourcePoolStatusRequestStatus(K8sStruct, frozen=True):
     """ResourcePoolStatusRequestStatus contains the calculated pool status information."""
 
-    conditions: list[Condition] | None = None
+    conditions: Sequence[Condition] | None = None
     pool_count: int | None = None
-    pools: list[PoolStatus] | None = None
+    pools: Sequence[PoolStatus] | None = None
 
 
 class ShareableCapacityStatus(K8sStruct, frozen=True):
@@ -145,7 +146,7 @@ class ShareableCapacityStatus(K8sStruct, frozen=True):
 class ShareableSummaryStatus(K8sStruct, frozen=True):
     """ShareableSummaryStatus reports aggregate capacity for a pool that contains devices with AllowMultipleAllocations."""
 
-    capacity: list[ShareableCapacityStatus] | None = None
+    capacity: Sequence[ShareableCapacityStatus] | None = None
     fully_available_devices: int | None = None
     partially_available_devices: int | None = None
 

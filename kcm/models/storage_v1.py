@@ -12,6 +12,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Mapping, Sequence
 from ._generic import ObjectList
 from ._resource_info import ResourceInfo
 from .core_v1 import PersistentVolumeSpec
@@ -68,8 +69,8 @@ class CSIDriverSpec(K8sStruct, frozen=True):
     se_linux_mount: bool | None = None
     service_account_token_in_secrets: bool | None = None
     storage_capacity: bool | None = None
-    token_requests: list[TokenRequest] | None = None
-    volume_lifecycle_modes: list[str] | None = None
+    token_requests: Sequence[TokenRequest] | None = None
+    volume_lifecycle_modes: Sequence[str] | None = None
 
 
 class CSINode(K8sStruct, frozen=True, tag_field="kind", tag="CSINode"):
@@ -88,19 +89,19 @@ class CSINodeDriver(K8sStruct, frozen=True):
     allocatable: VolumeNodeResources | None = None
     name: str | None = None
     node_id: str | None = msgspec.field(default=None, name="nodeID")
-    topology_keys: list[str] | None = None
+    topology_keys: Sequence[str] | None = None
 
 
 class CSINodeSpec(K8sStruct, frozen=True):
     """CSINodeSpec holds information about the specification of all CSI drivers installed on a node"""
 
-    drivers: list[CSINodeDriver] | None = None
+    drivers: Sequence[CSINodeDriver] | None = None
 
 
 class CSINodeStatus(K8sStruct, frozen=True):
     """CSINodeStatus contains health and status information for storage on a node."""
 
-    storage_health: list[StorageHealth] | None = None
+    storage_health: Sequence[StorageHealth] | None = None
 
 
 class CSIStorageCapacity(K8sStruct, frozen=True, tag_field="kind", tag="CSIStorageCapacity"):
@@ -122,9 +123,9 @@ class StorageClass(K8sStruct, frozen=True, tag_field="kind", tag="StorageClass")
     resource_info: ClassVar[ResourceInfo] = builtin_info("storage.k8s.io/v1", "StorageClass")
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     allow_volume_expansion: bool | None = None
-    allowed_topologies: list[TopologySelectorTerm] | None = None
-    mount_options: list[str] | None = None
-    parameters: dict[str, str] | None = None
+    allowed_topologies: Sequence[TopologySelectorTerm] | None = None
+    mount_options: Sequence[str] | None = None
+    parameters: Mapping[str, str] | None = None
     provisioner: str | None = None
     reclaim_policy: str | None = None
     volume_binding_mode: str | None = None
@@ -133,7 +134,7 @@ class StorageClass(K8sStruct, frozen=True, tag_field="kind", tag="StorageClass")
 class StorageHealth(K8sStruct, frozen=True):
     """StorageHealth contains storage backend health reported by a CSI driver on a node."""
 
-    health_conditions: list[StorageHealthCondition] | None = None
+    health_conditions: Sequence[StorageHealthCondition] | None = None
     name: str | None = None
 
 
@@ -159,13 +160,13 @@ class TopologySelectorLabelRequirement(K8sStruct, frozen=True):
     """A topology selector requirement is a selector that matches given label. This is an alpha feature and may change in the future."""
 
     key: str | None = None
-    values: list[str] | None = None
+    values: Sequence[str] | None = None
 
 
 class TopologySelectorTerm(K8sStruct, frozen=True):
     """A topology selector term represents the result of label queries. A null or empty topology selector term matches no objects. The requirements of them are ANDed. It provides a subset of functionality as NodeSelectorTerm. This is an alpha feature and may change in the future."""
 
-    match_label_expressions: list[TopologySelectorLabelRequirement] | None = None
+    match_label_expressions: Sequence[TopologySelectorLabelRequirement] | None = None
 
 
 class VolumeAttachment(K8sStruct, frozen=True, tag_field="kind", tag="VolumeAttachment"):
@@ -198,7 +199,7 @@ class VolumeAttachmentStatus(K8sStruct, frozen=True):
 
     attach_error: VolumeError | None = None
     attached: bool | None = None
-    attachment_metadata: dict[str, str] | None = None
+    attachment_metadata: Mapping[str, str] | None = None
     detach_error: VolumeError | None = None
 
 
@@ -211,7 +212,7 @@ class VolumeAttributesClass(K8sStruct, frozen=True, tag_field="kind", tag="Volum
     )
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     driver_name: str | None = None
-    parameters: dict[str, str] | None = None
+    parameters: Mapping[str, str] | None = None
 
 
 class VolumeError(K8sStruct, frozen=True):

@@ -11,6 +11,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._builtin import builtin_info
+from ._frozen import Sequence
 from ._generic import ObjectList
 from ._resource_info import ResourceInfo
 from .meta_v1 import Condition, ObjectMeta
@@ -47,7 +48,7 @@ class StorageVersionMigrationSpec(K8sStruct, frozen=True):
 class StorageVersionMigrationStatus(K8sStruct, frozen=True):
     """Status of the storage version migration."""
 
-    conditions: list[Condition] | None = None
+    conditions: Sequence[Condition] | None = None
     resource_version: str | None = None
 
 

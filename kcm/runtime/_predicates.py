@@ -158,7 +158,7 @@ def _spec_or_deletion(old: HasMetadata, new: HasMetadata) -> bool:
     return (
         o.generation != n.generation
         or n.deletion_timestamp is not None
-        or (o.finalizers or []) != (n.finalizers or [])
+        or tuple(o.finalizers or ()) != tuple(n.finalizers or ())
     )
 
 

@@ -573,7 +573,7 @@ def get_condition(
 
 
 def set_condition(
-    conditions: list[DeploymentCondition] | None, cond: DeploymentCondition
+    conditions: Sequence[DeploymentCondition] | None, cond: DeploymentCondition
 ) -> list[DeploymentCondition]:
     """Apps' condition rule: the same status and reason change nothing; the same status with
     another reason keeps lastTransitionTime; the new condition goes last."""
@@ -586,7 +586,7 @@ def set_condition(
 
 
 def remove_condition(
-    conditions: list[DeploymentCondition] | None, type_: str
+    conditions: Sequence[DeploymentCondition] | None, type_: str
 ) -> list[DeploymentCondition]:
     """``conditions`` without the condition of that type."""
     return [c for c in conditions or () if c.type != type_]

@@ -97,11 +97,11 @@ async def test_claim_adopts_keeps_releases_and_ignores(api_server: ApiServer) ->
         assert check.calls == 1
         adopted = await pods.get("orphan")
         # Strategic merge puts the new item first, as kube-apiserver does.
-        assert adopted.metadata.owner_references == [ours, plain]
+        assert adopted.metadata.owner_references == (ours, plain)
         assert get_controller_of(adopted) == ours
         assert claimed[1].metadata.resource_version == adopted.metadata.resource_version
         released = await pods.get("leaving")
-        assert released.metadata.owner_references == [plain]
+        assert released.metadata.owner_references == (plain,)
         for untouched in (stranger, foreign):
             now = await pods.get(str(untouched.metadata.name))
             assert now.metadata.resource_version == untouched.metadata.resource_version
@@ -242,7 +242,7 @@ async def test_finalizers_ride_along_with_adoption_and_release(api_server: ApiSe
         orphan = await pods.create(pod("orphan", {"app": "web"}))
         mgr, _ = manager(pods, rss, owner, finalizers=["batch.kubernetes.io/job-tracking"])
         [adopted] = await mgr.claim([orphan])
-        assert adopted.metadata.finalizers == ["batch.kubernetes.io/job-tracking"]
+        assert adopted.metadata.finalizers == ("batch.kubernetes.io/job-tracking",)
         relabelled = await pods.patch("orphan", {"metadata": {"labels": {"app": "db"}}})
         mgr, _ = manager(pods, rss, owner, finalizers=["batch.kubernetes.io/job-tracking"])
         assert await mgr.claim([relabelled]) == []
@@ -267,13 +267,13 @@ async def test_unstructured_children_are_claimed_with_json_patches(api_server: A
         mgr = ControllerRefManager(cms, owner, "apps/v1", "ReplicaSet", SELECTOR, can_adopt=None)
         [adopted] = await mgr.claim([orphan])
         ours = new_controller_ref(owner, "apps/v1", "ReplicaSet")
-        assert (await cm_typed.get("orphan")).metadata.owner_references == [plain, ours]
+        assert (await cm_typed.get("orphan")).metadata.owner_references == (plain, ours)
         # Relabel, then release with a JSON patch that keeps the other reference.
         await cm_typed.patch("orphan", {"metadata": {"labels": {"app": "db"}}})
         current = await cms.get("orphan")
         mgr = ControllerRefManager(cms, owner, "apps/v1", "ReplicaSet", SELECTOR, can_adopt=None)
         assert await mgr.claim([current]) == []
-        assert (await cm_typed.get("orphan")).metadata.owner_references == [plain]
+        assert (await cm_typed.get("orphan")).metadata.owner_references == (plain,)
         # A stale copy is refused (optimistic concurrency), not silently overwritten:
         # ``adopted`` still says app=web and has the resourceVersion from before the relabel.
         data = adopted.to_dict()
@@ -281,4 +281,4 @@ async def test_unstructured_children_are_claimed_with_json_patches(api_server: A
         mgr = ControllerRefManager(cms, owner, "apps/v1", "ReplicaSet", SELECTOR, can_adopt=None)
         with pytest.raises(Conflict):
             await mgr.claim([Unstructured.from_dict(data)])
-        assert (await cm_typed.get("orphan")).metadata.owner_references == [plain]
+        assert (await cm_typed.get("orphan")).metadata.owner_references == (plain,)

@@ -25,7 +25,7 @@ async def test_add_remove_round_trip(api_server: ApiServer) -> None:
         added = await add_finalizer(api, obj, F)
         assert has_finalizer(added, F)
         assert added.metadata.resource_version != obj.metadata.resource_version
-        assert (await api.get("a")).metadata.finalizers == [F]
+        assert (await api.get("a")).metadata.finalizers == (F,)
         removed = await remove_finalizer(api, added, F)
         assert not has_finalizer(removed, F)
         fresh = await api.get("a")
@@ -55,7 +55,7 @@ async def test_a_stale_object_gets_conflict(api_server: ApiServer) -> None:
             await add_finalizer(api, stale, F)
         assert not (await api.get("a")).metadata.finalizers
         fresh = await add_finalizer(api, await api.get("a"), F)
-        assert fresh.metadata.finalizers == [F]
+        assert fresh.metadata.finalizers == (F,)
         assert fresh.data == {"changed": "yes"}
 
 
@@ -71,7 +71,7 @@ async def test_removing_the_last_finalizer_lets_deletion_finish(api_server: ApiS
         await remove_finalizer(api, deleting, F)
         with pytest.raises(NotFound):
             await api.get("a")
-        assert obj.metadata.finalizers == [F]
+        assert obj.metadata.finalizers == (F,)
 
 
 async def test_unstructured_round_trip(api_server: ApiServer) -> None:
@@ -81,8 +81,8 @@ async def test_unstructured_round_trip(api_server: ApiServer) -> None:
         api = client.api(Unstructured, "default", resource=resource_info_for(ConfigMap))
         obj = await api.get("u")
         added = await add_finalizer(api, obj, F)
-        assert added.metadata.finalizers == [F]
-        assert (await typed.get("u")).metadata.finalizers == [F]
+        assert added.metadata.finalizers == (F,)
+        assert (await typed.get("u")).metadata.finalizers == (F,)
         removed = await remove_finalizer(api, added, F)
         assert not removed.metadata.finalizers
         assert (await typed.get("u")).data == {"x": "1"}

@@ -8,6 +8,7 @@ import msgspec
 import pytest
 
 from kcm.informers import PartSharer, compact, strip_managed_fields
+from kcm.models import decode
 from kcm.models.core_v1 import (
     Container,
     ContainerPort,
@@ -55,7 +56,7 @@ def pod(i: int, *, image: str = "registry.example/app:1", node: str = "node-1") 
             ),
         )
     )
-    return msgspec.json.decode(raw, type=Pod)
+    return decode(Pod, raw)
 
 
 def test_result_equals_input_and_equal_parts_are_shared() -> None:

@@ -1,4 +1,6 @@
-"""Property tests: any ObjectMeta / Lease built from random values survives encode -> decode."""
+"""Property tests: any ObjectMeta / Lease built from random values survives encode -> decode.
+
+Arrays are built as tuples, the type decoding gives them (a tuple never equals a list)."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ metas = st.builds(
     namespace=st.none() | names,
     labels=st.none() | st.dictionaries(names, names, max_size=4),
     annotations=st.none() | st.dictionaries(names, names, max_size=3),
-    finalizers=st.none() | st.lists(names, max_size=3),
+    finalizers=st.none() | st.lists(names, max_size=3).map(tuple),
     generation=st.none() | st.integers(-(2**63), 2**63 - 1),
     creation_timestamp=st.none() | times,
     owner_references=st.none()
@@ -34,7 +36,7 @@ metas = st.builds(
             controller=st.none() | st.booleans(),
         ),
         max_size=2,
-    ),
+    ).map(tuple),
 )
 
 

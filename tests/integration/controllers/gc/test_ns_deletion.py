@@ -204,7 +204,7 @@ async def test_only_the_kubernetes_finalizer_is_removed(api_server: ApiServer) -
 
         async def finalized() -> bool:
             ns = await client.api(Namespace).get("t")
-            return (ns.spec.finalizers if ns.spec else None) == ["example.com/y"]
+            return (ns.spec.finalizers if ns.spec else None) == ("example.com/y",)
 
         await eventually(finalized)
         ns = await client.api(Namespace).get("t")

@@ -160,7 +160,7 @@ async def scenario_scale_up_in_slow_start_batches(server: ApiServer, kind: Kind)
             assert (pod.metadata.name or "").startswith("web-")
             assert pod.metadata.labels == LABELS
             assert pod.metadata.annotations == {"team": "a"}
-            assert pod.metadata.owner_references == [ref]
+            assert pod.metadata.owner_references == (ref,)
             assert pod.status is not None
             assert pod.status.phase == "Pending"
         names = sorted(str(p.metadata.name) for p in created)
@@ -290,7 +290,7 @@ async def scenario_ignores_pods_of_other_controllers(server: ApiServer, kind: Ki
         await wait_status(api, "web", replicas=0)
         now = await pods.get("foreign")
         assert now.metadata.resource_version == foreign.metadata.resource_version
-        assert now.metadata.owner_references == [foreign_ref]
+        assert now.metadata.owner_references == (foreign_ref,)
         assert not [e for e in rt.recorder.events if "foreign" in e]
 
 
