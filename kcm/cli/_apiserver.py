@@ -6,20 +6,25 @@ import argparse
 import logging
 import signal
 import sys
+from typing import Any
 
 import anyio
+
+from ._values import port
 
 __all__ = ["add_parser", "run"]
 
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser = subparsers.add_parser(
         "apiserver",
         help="serve the embedded Kubernetes-compatible API server",
         description="Serve kcm's embedded, Kubernetes-compatible API server until interrupted "
         "and write a kubeconfig that kubectl and kcm can use.",
     )
-    parser.add_argument("--port", type=int, default=6443, help="TCP port (0 picks a free one)")
+    parser.add_argument(
+        "--port", type=port, default=6443, help="TCP port (0 picks a free one; default 6443)"
+    )
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default: loopback only)"
     )

@@ -21,10 +21,13 @@ from kcm.simulation import SimulationConfig
 
 from ._settings import RunSettings
 from ._values import (
+    UsageErrorParser,
     format_duration,
+    ip_address,
     non_negative_int,
     parse_bool,
     parse_duration,
+    port,
     positive_int,
 )
 
@@ -56,7 +59,8 @@ in --data-dir), writes a kubeconfig there, prints how to point kubectl at it, an
 a few Ready nodes that run pods (see --simulate-*). ~/.kube/config is not read implicitly:
 pass --kubeconfig ~/.kube/config to use it.
 
-Flags take --flag=value or --flag value; booleans also --flag (true) and --flag=false. A
+Flags take --flag=value or --flag value; booleans --flag (true) or --flag=false, never
+--flag false (as kube's flags: a value after a space is an argument, and kcm takes none). A
 YAML --config file takes the same settings by flag name (leader-elect: false); flags win.
 
 Other commands: kcm apiserver (serve the embedded API server alone; kcm apiserver --help)."""
@@ -77,26 +81,47 @@ class _ListAction(argparse.Action):
         setattr(namespace, self.dest, current)
 
 
+class _BoolAction(argparse.Action):
+    """A boolean flag: ``--flag`` (true) or ``--flag=VALUE``. As with kube's (pflag) flags
+    it never takes the next argument as its value: :func:`parse_run_args` rewrites a bare
+    ``--flag`` to ``--flag=true`` before parsing, so ``--flag false`` leaves a stray
+    ``false``, which is a usage error."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.update(nargs=None, type=parse_bool, metavar="BOOL")
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Shows a boolean flag as ``--flag[=BOOL]``."""
+
+    def _format_action_invocation(self, action: argparse.Action) -> str:
+        if isinstance(action, _BoolAction):
+            return ", ".join(f"{option}[=BOOL]" for option in action.option_strings)
+        return super()._format_action_invocation(action)
+
+
 def _bool_flag(group: Any, *names: str, default: bool | None, help: str, dest: str) -> None:
-    group.add_argument(
-        *names,
-        nargs="?",
-        const=True,
-        default=default,
-        type=parse_bool,
-        metavar="BOOL",
-        dest=dest,
-        help=help,
-    )
+    group.add_argument(*names, action=_BoolAction, default=default, dest=dest, help=help)
 
 
 def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
     """The parser of ``kcm run`` (``kcm`` with no command is the same)."""
-    parser = argparse.ArgumentParser(
+    parser = UsageErrorParser(
         prog=prog,
+        usage="%(prog)s [flags]",
         description=_DESCRIPTION,
         epilog=_controller_list(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
         allow_abbrev=False,
     )
     parser.add_argument(
@@ -202,11 +227,16 @@ def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
         "serving", "/healthz, /readyz and /metrics, served over plain HTTP (no TLS, no authn)"
     )
     srv.add_argument(
-        "--bind-address", default="0.0.0.0", metavar="IP", help="address (default 0.0.0.0)"
+        "--bind-address",
+        type=ip_address,
+        default=None,
+        metavar="IP",
+        help="address (default 127.0.0.1 in embedded mode, so a laptop does not serve it to "
+        "the network; 0.0.0.0 against a cluster, as kube-controller-manager)",
     )
     srv.add_argument(
         "--secure-port",
-        type=non_negative_int,
+        type=port,
         default=10257,
         metavar="PORT",
         help="port; 0 turns serving off (default 10257; plain HTTP despite the name)",
@@ -220,7 +250,7 @@ def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
     )
     emb.add_argument(
         "--apiserver-port",
-        type=non_negative_int,
+        type=port,
         default=0,
         metavar="PORT",
         help="embedded API server port on 127.0.0.1 (default 0: a free port; the kubeconfig "
@@ -386,7 +416,7 @@ def parse_run_args(argv: Sequence[str], *, prog: str = "kcm run") -> RunSettings
     controller name (argparse's ``parser.error``).
     """
     parser = build_run_parser(prog)
-    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    pre = UsageErrorParser(prog=prog, add_help=False, allow_abbrev=False)
     pre.add_argument("--config")
     known, _ = pre.parse_known_args(list(argv))
     if known.config:
@@ -394,11 +424,45 @@ def parse_run_args(argv: Sequence[str], *, prog: str = "kcm run") -> RunSettings
             parser.set_defaults(**load_config_file(parser, known.config))
         except argparse.ArgumentTypeError as exc:
             parser.error(str(exc))
-    args = parser.parse_args(list(argv))
+    args = parser.parse_args(_explicit_booleans(parser, argv))
     try:
         return _settings_from(args)
     except ValueError as exc:
         parser.error(str(exc))
+
+
+def _explicit_booleans(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
+    """``argv`` with each bare boolean flag spelled ``--flag=true`` (pflag's rule: only
+    ``--flag=value`` gives a boolean a value). ``--flag false`` is a usage error that says so,
+    instead of kcm quietly running with the flag on."""
+    names = {
+        option
+        for action in parser._actions
+        if isinstance(action, _BoolAction)
+        for option in action.option_strings
+    }
+    out: list[str] = []
+    args = list(argv)
+    for index, arg in enumerate(args):
+        if arg == "--":
+            out.extend(args[index:])
+            break
+        if arg not in names:
+            out.append(arg)
+            continue
+        following = args[index + 1] if index + 1 < len(args) else None
+        if following is not None and not following.startswith("-"):
+            try:
+                parse_bool(following)
+            except argparse.ArgumentTypeError:
+                pass
+            else:
+                parser.error(
+                    f"unexpected argument {following!r} after {arg}: a boolean flag takes a "
+                    f"value only with '=' ({arg}={following})"
+                )
+        out.append(f"{arg}=true")
+    return out
 
 
 def _settings_from(args: argparse.Namespace) -> RunSettings:

@@ -2,7 +2,8 @@
 
 ``kcm [flags]`` and ``kcm run [flags]`` start the controller manager; ``kcm apiserver`` serves
 the embedded API server alone. Usage errors (unknown flag, bad value, unknown controller)
-exit with status 2 before anything starts.
+exit with status 2 before anything starts, with one line on stderr:
+``kcm: error: <what>; see kcm --help``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 
 from .._version import __version__
 from . import _apiserver
+from ._values import UsageErrorParser
 
 COMMANDS = ("run", "apiserver")
 
@@ -20,7 +22,7 @@ COMMANDS = ("run", "apiserver")
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser: ``--version`` and the commands (``run``'s flags live in
     :func:`kcm.cli._flags.build_run_parser`)."""
-    parser = argparse.ArgumentParser(
+    parser = UsageErrorParser(
         prog="kcm",
         description="kcm: a Kubernetes controller manager written on a Python client-go.",
     )

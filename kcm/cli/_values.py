@@ -1,12 +1,41 @@
-"""Value parsers shared by flags and the config file: Go-style booleans and durations."""
+"""Value parsers shared by flags and the config file (Go-style booleans and durations, ports,
+IP addresses) and the parser class whose usage errors are one line."""
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
+import sys
+from typing import NoReturn
 
 from kcm.simulation import parse_duration as _parse_duration
 
-__all__ = ["format_duration", "non_negative_int", "parse_bool", "parse_duration", "positive_int"]
+__all__ = [
+    "UsageErrorParser",
+    "format_duration",
+    "ip_address",
+    "non_negative_int",
+    "parse_bool",
+    "parse_duration",
+    "port",
+    "positive_int",
+]
+
+
+class UsageErrorParser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line on stderr,
+    ``<prog>: error: <what>; see <prog> --help``, and exit status 2 (argparse would print the
+    whole usage first)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
+
+
+def usage_error(prog: str, message: str) -> NoReturn:
+    """Exit like :meth:`UsageErrorParser.error` (for checks made outside a parser)."""
+    print(f"{prog}: error: {message}; see {prog} --help", file=sys.stderr)
+    raise SystemExit(2)
+
 
 _TRUE = {"1", "t", "true", "y", "yes", "on"}
 _FALSE = {"0", "f", "false", "n", "no", "off"}
@@ -66,3 +95,21 @@ def positive_int(text: str) -> int:
 def non_negative_int(text: str) -> int:
     """An integer >= 0."""
     return _int(text, minimum=0, what="must not be negative")
+
+
+def port(text: str) -> int:
+    """A TCP port, 0-65535 (0: a free port, or off, depending on the flag)."""
+    value = _int(text, minimum=0, what="a port is 0-65535")
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"{value} is too large: a port is 0-65535")
+    return value
+
+
+def ip_address(text: str) -> str:
+    """An IPv4 or IPv6 address (as kube's ``--bind-address``), normalised."""
+    try:
+        return str(ipaddress.ip_address(str(text).strip()))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an IP address (e.g. 127.0.0.1, 0.0.0.0 or ::)"
+        ) from None

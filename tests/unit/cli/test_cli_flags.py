@@ -42,7 +42,9 @@ def test_defaults_follow_kube_controller_manager() -> None:
         "kube-controller-manager",
         "kube-system",
     )
-    assert (s.bind_address, s.secure_port) == ("0.0.0.0", 10257)
+    assert (s.bind_address, s.secure_port) == (None, 10257)  # None: by mode (below)
+    assert s.health_bind_address(embedded=False) == "0.0.0.0"  # kube's default
+    assert s.health_bind_address(embedded=True) == "127.0.0.1"  # a laptop: loopback only
     assert (s.kube_api_qps, s.kube_api_burst) == (20.0, 30)
     assert s.simulate is None
     assert s.simulation.nodes == 3
@@ -54,7 +56,6 @@ def test_defaults_follow_kube_controller_manager() -> None:
     ("argv", "expected"),
     [
         (["--leader-elect=false"], False),
-        (["--leader-elect", "false"], False),
         (["--leader-elect=False"], False),
         (["--leader-elect=0"], False),
         (["--leader-elect"], True),
@@ -130,19 +131,54 @@ def test_unknown_controller_fails_fast_with_the_known_names(
         (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
         (["--leader-elect=maybe"], "'maybe' is not a boolean"),
         (["--concurrent-gc-syncs=0"], "must be at least 1"),
-        (["--secure-port=-1"], "must not be negative"),
+        (["--secure-port=-1"], "-1 is too small: a port is 0-65535"),
         (["--leader-elect-lease-duration=soon"], "is not a duration"),
         (["--leader-elect-resource-lock=endpoints"], "invalid choice: 'endpoints'"),
         (["--leader-elect-lease-duration=5s"], "lease_duration (5.0 s) must be greater"),
         (["--simulate-node-cpu=lots"], "node_cpu 'lots' is not a quantity"),
         (["--leader"], "unrecognized arguments: --leader"),  # no abbreviations
         (["extra"], "unrecognized arguments: extra"),
+        (["--secure-port=99999"], "99999 is too large: a port is 0-65535"),
+        (["--secure-port", "65536"], "65536 is too large: a port is 0-65535"),
+        (["--apiserver-port=70000"], "70000 is too large: a port is 0-65535"),
+        (["--apiserver-port=-1"], "a port is 0-65535"),
+        (["--bind-address=notanip"], "'notanip' is not an IP address"),
+        (["--bind-address=256.1.1.1"], "'256.1.1.1' is not an IP address"),
+        # pflag: a boolean takes a value only with '='; what follows a space is an argument
+        (["--leader-elect", "false"], "a boolean flag takes a value only with '='"),
+        (["--simulate", "no"], "(--simulate=no)"),
+        (["--leader-elect", "web"], "unrecognized arguments: web"),
     ],
 )
 def test_bad_flags_fail_fast_with_a_clear_message(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert message in usage_error(argv, capsys)
+
+
+@pytest.mark.parametrize(
+    "argv", [["--no-such-flag"], ["--secure-port=99999"], ["--leader-elect", "false"], ["x"]]
+)
+def test_a_usage_error_is_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    err = usage_error(argv, capsys)
+    assert err.count("\n") == 1, err
+    assert err.startswith("kcm run: error: ")
+    assert err.endswith("; see kcm run --help\n")
+    assert "usage:" not in err
+
+
+def test_ports_and_addresses_in_range() -> None:
+    s = parse_run_args(["--secure-port=65535", "--apiserver-port=0", "--bind-address=::1"])
+    assert (s.secure_port, s.apiserver_port, s.bind_address) == (65535, 0, "::1")
+    s = parse_run_args(["--bind-address", "0.0.0.0"])
+    assert s.health_bind_address(embedded=True) == "0.0.0.0"  # given: kept in either mode
+
+
+def test_a_bare_boolean_never_takes_the_next_argument() -> None:
+    s = parse_run_args(["--leader-elect", "--secure-port=0"])
+    assert (s.leader_elect, s.secure_port) == (True, 0)
+    s = parse_run_args(["--simulate", "--leader-elect=false"])
+    assert (s.simulate, s.leader_elect) == (True, False)
 
 
 def test_simulation_flags() -> None:

@@ -73,6 +73,49 @@ def test_console_script_fails_fast_on_bad_input() -> None:
     assert "kcm run: error: argument --leader-elect" in out.stderr
 
 
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["--secure-port=99999"],
+            "kcm: error: argument --secure-port: 99999 is too large: a port is 0-65535; "
+            "see kcm --help",
+        ),
+        (
+            ["--bind-address=notanip", "--data-dir=/nonexistent/kcm"],
+            "kcm: error: argument --bind-address: 'notanip' is not an IP address "
+            "(e.g. 127.0.0.1, 0.0.0.0 or ::); see kcm --help",
+        ),
+        (
+            ["--leader-elect", "false"],
+            "kcm: error: unexpected argument 'false' after --leader-elect: a boolean flag takes "
+            "a value only with '=' (--leader-elect=false); see kcm --help",
+        ),
+        (
+            ["apiserver", "--port=70000"],
+            "kcm apiserver: error: argument --port: 70000 is too large: a port is 0-65535; "
+            "see kcm apiserver --help",
+        ),
+    ],
+)
+def test_usage_errors_are_one_line_before_anything_starts(argv: list[str], line: str) -> None:
+    """As a process: exit 2 with exactly one line, no usage dump, no traceback, and no
+    embedded server started first (it would print its banner on stdout)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "kcm", *argv], capture_output=True, text=True, timeout=60
+    )
+    assert (out.returncode, out.stdout, out.stderr) == (2, "", line + "\n")
+
+
+def test_unknown_command_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["no-such-command"])
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("kcm: error: argument command: invalid choice")
+    assert err.endswith("; see kcm --help\n")
+
+
 def test_a_broken_kubeconfig_is_an_error_not_a_traceback(tmp_path: object) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "kcm", "--kubeconfig=/nonexistent/kubeconfig", "--secure-port=0"],
