@@ -56,8 +56,10 @@ def _lock_data_dir(data_dir: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             raise DataDirLocked(
-                f"another kcm is already using {data_dir}; stop it, or pass --data-dir "
-                "(or --kubeconfig to manage that cluster instead)"
+                f"another kcm is already using {data_dir}; stop it, or run this one with "
+                "another --data-dir and another --secure-port (or --secure-port=0; the first "
+                "kcm serves its health port), or join that cluster as a standby with "
+                f"--kubeconfig={data_dir / 'kubeconfig'} --secure-port=0"
             ) from None
         try:
             yield
@@ -365,7 +367,7 @@ async def _serve(
             registry=CollectorRegistry(),
             leader_election=await _leader_election(settings, config, stack),
             health_address=(
-                f"{_host(settings.bind_address)}:{settings.secure_port}"
+                f"{_host(settings.health_bind_address(embedded=embedded))}:{settings.secure_port}"
                 if settings.secure_port
                 else None
             ),
@@ -389,7 +391,13 @@ async def _serve(
         if status_view:
             from ._status import StatusView
 
-            view = StatusView(manager, controllers=started, server=server_url, simulated=simulate)
+            view = StatusView(
+                manager,
+                controllers=started,
+                server=server_url,
+                simulated=simulate,
+                kubeconfig=str(settings.kubeconfig_path) if embedded else None,
+            )
         received = await _run_manager(manager, view, receiver)
         if received is not None:
             logger.info("kcm stopped after %s", received.name)

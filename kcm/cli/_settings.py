@@ -19,9 +19,10 @@ class RunSettings:
     """The validated settings of one ``kcm run`` (see ``kcm run --help`` for each).
 
     ``controllers`` holds the controllers to start (``--controllers`` already resolved),
-    ``workers``/``controller_options`` are per controller name, and ``simulate`` is None
+    ``workers``/``controller_options`` are per controller name, ``simulate`` is None
     when neither ``--simulate`` nor ``--no-simulation`` was given (then it follows
-    :meth:`embedded`).
+    :meth:`embedded`), and ``bind_address`` is None without ``--bind-address`` (then
+    :meth:`health_bind_address` picks by mode).
     """
 
     kubeconfig: str | None = None
@@ -38,7 +39,7 @@ class RunSettings:
     resource_lock: str = "leases"
     resource_name: str = "kube-controller-manager"
     resource_namespace: str = "kube-system"
-    bind_address: str = "0.0.0.0"
+    bind_address: str | None = None
     secure_port: int = 10257
     data_dir: Path = Path("kcm-data")
     apiserver_port: int = 0
@@ -65,6 +66,13 @@ class RunSettings:
         if exported and Path(exported).expanduser().resolve() != self.kubeconfig_path.resolve():
             return False
         return not (env.get("KUBERNETES_SERVICE_HOST") and env.get("KUBERNETES_SERVICE_PORT"))
+
+    def health_bind_address(self, *, embedded: bool) -> str:
+        """``--bind-address``, else 127.0.0.1 in embedded mode (a laptop's cluster is not
+        served to the network) and kube-controller-manager's 0.0.0.0 against a cluster."""
+        if self.bind_address is not None:
+            return self.bind_address
+        return "127.0.0.1" if embedded else "0.0.0.0"
 
     def simulating(self, *, embedded: bool) -> bool:
         """``--simulate`` if given, else on exactly in embedded mode."""

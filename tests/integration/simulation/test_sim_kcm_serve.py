@@ -33,6 +33,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def non_loopback_ip() -> str | None:
+    """This host's address on its default route (no packet is sent), if it has one."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("10.255.255.255", 1))
+        except OSError:
+            return None
+        ip = str(s.getsockname()[0])
+    return None if ip.startswith("127.") or ip == "0.0.0.0" else ip
+
+
 class FakeSignals:
     """A signal receiver a test can trigger (``kcm.runtime.run_until_signal``'s seam)."""
 
@@ -52,8 +63,7 @@ async def test_embedded_kcm_serves_simulates_and_stops_cleanly(tmp_path: Path) -
         [
             f"--data-dir={data}",
             "--controllers=podgc",
-            "--bind-address=127.0.0.1",
-            f"--secure-port={port}",
+            f"--secure-port={port}",  # no --bind-address: loopback, as embedded
             "--simulate-nodes=2",
             "--simulate-pod-start-delay=0",
             "--simulate-pod-ready-delay=0",
@@ -103,15 +113,22 @@ async def test_embedded_kcm_serves_simulates_and_stops_cleanly(tmp_path: Path) -
                 assert (await http.get("/readyz")).status_code == 200
                 metrics = (await http.get("/metrics")).text
             assert 'controller_runtime_reconcile_total{controller="sim-kubelet"' in metrics
+            outside = non_loopback_ip()
+            if outside is not None:  # embedded mode: the health port is not on the network
+                async with httpx.AsyncClient() as http:
+                    with pytest.raises(httpx.ConnectError):
+                        await http.get(f"http://{outside}:{port}/healthz")
             assert "leader_election_master_status" in metrics
             lease = await client.api(Lease, namespace="kube-system").get("kube-controller-manager")
             assert lease.spec is not None
             assert lease.spec.holder_identity
         with (
-            pytest.raises(DataDirLocked, match="another kcm is already using"),
+            pytest.raises(DataDirLocked, match="another kcm is already using") as locked,
             _lock_data_dir(data),
         ):
             pass
+        assert "--data-dir" in str(locked.value)
+        assert "--secure-port" in str(locked.value)
         async with signals.send:
             await signals.send.send(signal.SIGTERM)
     assert result == [signal.SIGTERM]
