@@ -49,6 +49,7 @@ class StatusSnapshot:
     controllers: list[ControllerRow] = field(default_factory=list)
     nodes: tuple[int, int] | None = None  # (ready, total)
     pods: dict[str, int] = field(default_factory=dict)  # phase -> count
+    kubeconfig: str | None = None  # embedded mode: the kubeconfig kcm wrote
 
 
 @dataclass
@@ -138,7 +139,9 @@ def _uptime(seconds: float) -> str:
 
 
 def render(snapshot: StatusSnapshot) -> Any:
-    """The frame as a rich renderable (a header line, the controller table, the cluster)."""
+    """The frame as a rich renderable: a header line (and, in embedded mode, the
+    ``export KUBECONFIG=...`` line, so it never scrolls away), the controller table, the
+    cluster."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -156,6 +159,11 @@ def render(snapshot: StatusSnapshot) -> Any:
         leader,
         f"  up {_uptime(snapshot.uptime)}",
     )
+    parts: list[Any] = [header]
+    if snapshot.kubeconfig:
+        parts.append(
+            Text.assemble("kubectl: ", (f"export KUBECONFIG={snapshot.kubeconfig}", "cyan"))
+        )
     table = Table(expand=False, box=None, pad_edge=False, header_style="bold")
     for column, justify in (
         ("controller", "left"),
@@ -166,21 +174,28 @@ def render(snapshot: StatusSnapshot) -> Any:
         ("total", "right"),
     ):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
-    # No metrics: not started yet while standing by; once leading, a controller that is not
-    # a runtime controller (podgc's single loop) has none to show.
-    idle = "-" if snapshot.is_leader or not snapshot.leader_election else "waiting"
+    # Standing by, nothing runs (a controller's metrics exist from when it was added, so
+    # "0/5" would suggest idle workers): every row waits. Leading, a controller that is not a
+    # runtime controller (podgc's single loop) has no metrics to show: "-".
+    standby = snapshot.leader_election and not snapshot.is_leader
     for row in snapshot.controllers:
-        style = None if row.running else "dim"
+        style = None if row.running and not standby else "dim"
+        if standby:
+            workers = "waiting"
+        elif row.running:
+            workers = f"{row.active}/{row.workers}"
+        else:
+            workers = "-"
         table.add_row(
             row.name,
-            f"{row.active}/{row.workers}" if row.running else idle,
+            workers,
             str(row.queue),
             f"{row.rate:.1f}",
             Text(str(row.errors), style="red" if row.errors else ""),
             str(row.total),
             style=style,
         )
-    parts: list[Any] = [header, table]
+    parts.append(table)
     if snapshot.nodes is not None:
         ready, total = snapshot.nodes
         phases = ", ".join(f"{n} {p.lower()}" for p, n in sorted(snapshot.pods.items()))
@@ -221,6 +236,7 @@ class StatusView:
         controllers: the controllers kcm started (rows appear before their metrics do).
         server: the API server URL shown in the header.
         simulated: show node and pod counts from the caches.
+        kubeconfig: the kubeconfig embedded mode wrote (shown as an ``export`` line).
         interval: seconds between frames.
     """
 
@@ -231,8 +247,10 @@ class StatusView:
         controllers: Sequence[str],
         server: str | None,
         simulated: bool,
+        kubeconfig: str | None = None,
         interval: float = 1.0,
     ) -> None:
+        self._kubeconfig = kubeconfig
         self._manager = manager
         self._controllers = list(controllers)
         self._server = server
@@ -257,6 +275,7 @@ class StatusView:
             controllers=_rows(self._controllers, metrics, rates),
             nodes=nodes,
             pods=pods,
+            kubeconfig=self._kubeconfig,
         )
 
     async def run(self) -> None:

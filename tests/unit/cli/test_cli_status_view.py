@@ -82,10 +82,65 @@ def test_snapshot_and_render(monkeypatch: object) -> None:
     console.print(render(snap))
     text = console.export_text()
     assert "standby (leader: host_1234)" in text
-    assert "deployment" in text
-    assert "1/5" in text
-    assert "waiting" in text  # job has no metrics yet
     assert "nodes: 0/0 ready" not in text  # no node informer: no cluster line
+    rows = {line.split()[0]: line.split()[1] for line in text.splitlines()[2:] if line.strip()}
+    assert rows == dict.fromkeys(names, "waiting")
+
+    manager.is_leader = True
+    console = Console(record=True, width=100)
+    console.print(render(view.snapshot()))
+    rows = {
+        line.split()[0]: line.split()[1]
+        for line in console.export_text().splitlines()[2:]
+        if line.strip()
+    }
+    assert rows == {
+        "deployment": "1/5",
+        "garbagecollector": "0/40",
+        "job": "-",  # leading, without runtime metrics (podgc's single loop is such a one)
+        "sim-kubelet": "0/8",
+    }
+
+
+def test_standby_rows_wait_even_with_registered_metrics() -> None:
+    """A controller's worker gauge exists from when it was added, before the lease: a
+    standby process shows "waiting", never "0/5"."""
+    registry = CollectorRegistry()
+    workers = Gauge(
+        "controller_runtime_max_concurrent_reconciles", "", ["controller"], registry=registry
+    )
+    workers.labels("deployment").set(5)
+    manager = SimpleNamespace(
+        registry=registry,
+        elector=SimpleNamespace(leader=None),
+        leader_election=object(),
+        is_leader=False,
+        factory=SimpleNamespace(informers=dict),
+    )
+    view = StatusView(manager, controllers=["deployment"], server="http://s", simulated=False)
+    console = Console(record=True, width=100)
+    console.print(render(view.snapshot()))
+    text = console.export_text()
+    assert "standby (leader: nobody yet)" in text
+    assert "0/5" not in text
+    assert text.splitlines()[2].split()[:2] == ["deployment", "waiting"]
+
+
+def test_the_header_keeps_the_kubeconfig_export_line() -> None:
+    snap = StatusSnapshot(
+        server="http://127.0.0.1:4",
+        leader_election=False,
+        is_leader=True,
+        leader=None,
+        uptime=1,
+        kubeconfig="/home/me/.local/share/kcm/kubeconfig",
+    )
+    console = Console(record=True, width=120)
+    console.print(render(snap))
+    lines = console.export_text().splitlines()
+    assert lines[0].startswith("kcm http://127.0.0.1:4")
+    assert lines[1] == "kubectl: export KUBECONFIG=/home/me/.local/share/kcm/kubeconfig"
+    assert lines[2].split()[0] == "controller"
 
 
 def test_render_leader_and_cluster_line() -> None:
