@@ -80,14 +80,22 @@ class Process:
             raise AssertionError(f"kcm did not stop within {timeout} s:\n{self.logs()}") from None
 
 
+def kcm_command() -> list[str]:
+    """The ``kcm`` console script, as a user runs it: the one installed beside this Python
+    (the virtualenv's), else the first on ``PATH``; ``python -m kcm`` only without either."""
+    script = shutil.which("kcm", path=str(Path(sys.executable).parent)) or shutil.which("kcm")
+    return [script] if script else [sys.executable, "-m", "kcm"]
+
+
 @contextmanager
 def kcm_process(
     args: list[str], log: Path, *, env: dict[str, str] | None = None
 ) -> Iterator[Process]:
-    """Run ``python -m kcm <args>``; stop it with SIGTERM on exit (if still running)."""
+    """Run ``kcm <args>`` (:func:`kcm_command`); stop it with SIGTERM on exit (if still
+    running)."""
     with open(log, "w") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "kcm", *args],
+            [*kcm_command(), *args],
             stdout=subprocess.PIPE,
             stderr=err,
             text=True,

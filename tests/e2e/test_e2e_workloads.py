@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_harness import Kubectl, Process, embedded_kcm, needs_kubectl, wait_for
+from e2e_harness import Kubectl, Process, embedded_kcm, kcm_command, needs_kubectl, wait_for
 
 pytestmark = needs_kubectl
 
@@ -48,6 +49,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Process,
         process, _ = running
         assert process.stop() == 0, process.logs()  # SIGTERM: clean stop, exit 0
         assert "released the lock" in process.logs()
+
+
+def test_kcm_runs_as_the_console_script(cluster: tuple[Process, Kubectl]) -> None:
+    process, _ = cluster
+    command = kcm_command()
+    assert process.proc.args[: len(command)] == command  # type: ignore[index]
+    if len(command) == 1:  # the `kcm` script is installed: that is what runs, not python -m
+        assert Path(command[0]).name == "kcm"
 
 
 def ready_replicas(kubectl: Kubectl, n: int) -> bool:
