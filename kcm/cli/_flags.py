@@ -383,7 +383,11 @@ def load_config_file(parser: argparse.ArgumentParser, path: str) -> dict[str, An
     except OSError as exc:
         raise argparse.ArgumentTypeError(f"cannot read --config {path}: {exc}") from exc
     except yaml.YAMLError as exc:
-        raise argparse.ArgumentTypeError(f"--config {path} is not valid YAML: {exc}") from exc
+        mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise argparse.ArgumentTypeError(
+            f"--config {path} is not valid YAML: {problem or exc}{where}"
+        ) from exc
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -28,7 +28,8 @@ class UsageErrorParser(argparse.ArgumentParser):
     whole usage first)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
+        one_line = " ".join(message.split())  # e.g. a wrapped library message
+        self.exit(2, f"{self.prog}: error: {one_line}; see {self.prog} --help\n")
 
 
 def usage_error(prog: str, message: str) -> NoReturn:

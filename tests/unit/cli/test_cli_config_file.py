@@ -78,6 +78,8 @@ def test_an_empty_file_changes_nothing(tmp_path: Path) -> None:
         ("controllers: [deployment, nope]\n", "unknown controller 'nope'"),
         ("leader-elect-resource-lock: endpoints\n", "'endpoints' is not one of leases"),
         ("a: [unclosed\n", "is not valid YAML"),
+        ("a: [1\nb: 2\n", "is not valid YAML: expected ',' or ']', but got ':' at line 2"),
+        ("leader-elect: 'yes\n", "is not valid YAML"),
     ],
 )
 def test_bad_files_fail_fast(
@@ -86,7 +88,9 @@ def test_bad_files_fail_fast(
     with pytest.raises(SystemExit) as exc:
         parse_run_args(["--config", write(tmp_path, text)])
     assert exc.value.code == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1, err  # one line, even for PyYAML's multi-line errors
 
 
 def test_a_missing_file_fails_fast(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
