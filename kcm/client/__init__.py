@@ -10,6 +10,9 @@ Load a configuration, open a client, get a typed handle per kind::
             async for event in events:
                 ...
 
+``server_preferred_resources(client)`` lists every resource the server serves (client-go's
+``ServerPreferredResources``), for controllers that act on every kind.
+
 See docs/client.md for errors, retries, rate limiting and the transport.
 """
 
@@ -23,6 +26,8 @@ from ._config import ExecConfig as ExecConfig
 from ._config import in_cluster_config as in_cluster_config
 from ._config import load_config as load_config
 from ._config import load_kubeconfig as load_kubeconfig
+from ._discovery import DiscoveryResult as DiscoveryResult
+from ._discovery import server_preferred_resources as server_preferred_resources
 from ._jsonpatch import json_patch as json_patch
 from ._ratelimit import TokenBucket as TokenBucket
 from ._retry import RetryPolicy as RetryPolicy
@@ -34,6 +39,7 @@ __all__ = [
     "Api",
     "ApiClient",
     "ClientConfig",
+    "DiscoveryResult",
     "ExecConfig",
     "ExecCredential",
     "KubeAuth",
@@ -45,4 +51,5 @@ __all__ = [
     "json_patch",
     "load_config",
     "load_kubeconfig",
+    "server_preferred_resources",
 ]

@@ -11,9 +11,7 @@ from kcm.runtime import Manager
 
 from ._controller import DEFAULT_IGNORED_RESOURCES as DEFAULT_IGNORED_RESOURCES
 from ._controller import GarbageCollectorController as GarbageCollectorController
-from ._discovery import DiscoveryResult as DiscoveryResult
-from ._discovery import discover_resources as discover_resources
-from ._discovery import filter_verbs as filter_verbs
+from ._controller import filter_verbs as filter_verbs
 from ._graph import Graph as Graph
 from ._graph import Identity as Identity
 from ._graph import Node as Node
@@ -47,12 +45,10 @@ __all__ = [
     "DEFAULT_WORKERS",
     "HELP",
     "NAME",
-    "DiscoveryResult",
     "GarbageCollectorController",
     "Graph",
     "Identity",
     "Node",
     "add_to_manager",
-    "discover_resources",
     "filter_verbs",
 ]

@@ -17,7 +17,7 @@ import anyio.abc
 from anyio.abc import TaskStatus
 from prometheus_client import CollectorRegistry
 
-from kcm.client import ApiClient
+from kcm.client import ApiClient, server_preferred_resources
 from kcm.clock import SYSTEM_CLOCK, Clock, move_on_after
 from kcm.errors import Conflict, NotFound
 from kcm.informers import (
@@ -26,15 +26,20 @@ from kcm.informers import (
     SharedInformerFactory,
     strip_managed_fields,
 )
-from kcm.models import PartialObjectMetadata, ResourceInfo, to_dict
+from kcm.models import (
+    PartialObjectMetadata,
+    ResourceInfo,
+    model_for,
+    resource_info_for,
+    to_dict,
+)
 from kcm.models.apiextensions_v1 import CustomResourceDefinition
 from kcm.models.meta_v1 import ObjectMeta, OwnerReference
 from kcm.runtime import Controller, EventRecorder, ReconcileFunc, Result
 
-from ._discovery import discover_resources, filter_verbs
 from ._graph import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Graph, Identity, Node, coordinates
 
-__all__ = ["DEFAULT_IGNORED_RESOURCES", "GarbageCollectorController"]
+__all__ = ["DEFAULT_IGNORED_RESOURCES", "GarbageCollectorController", "filter_verbs"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +52,12 @@ _CONFLICT_RETRIES = 5
 _ORPHAN_CONCURRENCY = 16
 
 
+def filter_verbs(resources: Iterable[ResourceInfo], *verbs: str) -> list[ResourceInfo]:
+    """The resources that support every one of ``verbs`` (the collector monitors those with
+    ``delete``, ``list`` and ``watch``)."""
+    return [r for r in resources if all(v in r.verbs for v in verbs)]
+
+
 class _VirtualDelete(Exception):
     """The item is gone (or another incarnation): a virtual delete was applied to the graph."""
 
@@ -56,18 +67,27 @@ class _NamespacedOwnerOfClusterScoped(Exception):
 
 
 class _Monitor:
-    __slots__ = ("informer", "registration", "resource", "scope")
+    __slots__ = ("informer", "owned", "registration", "resource", "scope")
 
     def __init__(
         self,
         resource: ResourceInfo,
         informer: SharedIndexInformer[Any],
         registration: HandlerRegistration,
+        *,
+        owned: bool,
     ) -> None:
         self.resource = resource
         self.informer = informer
         self.registration = registration  # synced = the graph holds the initial list
+        self.owned = owned
+        """The collector's own informer (run and stopped here), not the shared factory's."""
         self.scope = anyio.CancelScope()
+
+    def stop(self) -> None:
+        self.registration.remove()
+        if self.owned:
+            self.scope.cancel()
 
 
 class _MonitorHandler:
@@ -109,6 +129,21 @@ class _CrdHandler:
         self.changed()
 
 
+def _is_builtin(resource: ResourceInfo) -> bool:
+    """A kind kcm has a model for, served at the version the model is for."""
+    try:
+        model = model_for(resource.api_version, resource.kind)
+    except (KeyError, LookupError, ValueError):
+        return False
+    if model is None:
+        return False
+    try:
+        info = resource_info_for(model)
+    except (KeyError, LookupError, ValueError, AttributeError):
+        return False
+    return info.plural == resource.plural
+
+
 def _event_object(identity: Identity) -> PartialObjectMetadata:
     return PartialObjectMetadata(
         api_version=identity.api_version,
@@ -125,9 +160,12 @@ class GarbageCollectorController:
 
     Args:
         client: the API client (monitors, live reads, patches and deletes).
-        factory: the shared informer factory; only the CustomResourceDefinition metadata
-            informer (rediscovery trigger) comes from it. Monitors are the collector's own
-            informers, so monitors of removed resources can be stopped.
+        factory: the shared informer factory. Monitors of built-in kinds use its informers:
+            a typed informer another controller on the same factory already asked for (one
+            cache for both), else its metadata-only informer. Monitors of other kinds (CRDs,
+            aggregated APIs) are the collector's own informers, so a monitor of a resource
+            that disappears can be stopped (the factory cannot stop one informer). The
+            CustomResourceDefinition metadata informer (rediscovery trigger) comes from it.
         recorder: event sink (``OwnerRefInvalidNamespace`` warnings).
         clock: time for backoff, rediscovery and sync timeouts.
         workers: workers for each of the two queues (``--concurrent-gc-syncs``, 20).
@@ -229,6 +267,9 @@ class GarbageCollectorController:
                 task_status.started()
         finally:
             registration.remove()
+            for monitor in self._monitors.values():
+                monitor.registration.remove()  # shared informers outlive the collector
+            self._monitors.clear()
             self._tg = None
 
     def _crd_changed(self) -> None:
@@ -248,7 +289,7 @@ class GarbageCollectorController:
         wait for the new ones to list into the graph (up to ``sync_timeout``). Returns False
         if discovery failed entirely."""
         try:
-            found = await discover_resources(self._client)
+            found = await server_preferred_resources(self._client)
         except Exception as exc:
             logger.warning("garbage collector: discovery failed, will retry: %s", exc)
             return False
@@ -266,7 +307,7 @@ class GarbageCollectorController:
             if target is None and key[0] in failed_groups:
                 continue  # not seen because its group failed: keep it
             if target is None or target.version != monitor.resource.version:
-                monitor.scope.cancel()
+                monitor.stop()
                 del self._monitors[key]
         started: list[_Monitor] = []
         for key, resource in wanted.items():
@@ -281,18 +322,47 @@ class GarbageCollectorController:
                 logger.warning("garbage collector: monitors not synced yet: %s", slow)
         return True
 
+    def _shared_informer(self, resource: ResourceInfo) -> SharedIndexInformer[Any] | None:
+        """The shared factory's informer for ``resource``: a typed cluster-wide one another
+        controller already asked for (Pods, ReplicaSets...: one cache for everybody, as
+        kube-controller-manager's ``ObjectOrMetadataInformerFactory``), else the factory's
+        metadata-only informer for a built-in kind. None for other kinds (CRDs, aggregated
+        APIs): they can disappear, and the factory cannot stop one informer, so the
+        collector runs its own for them."""
+        resource_id = f"{resource.api_version}/{resource.plural}"
+        for key, informer in self._factory.informers().items():
+            if (
+                key.resource == resource_id
+                and not key.namespace
+                and not key.label_selector
+                and not key.field_selector
+            ):
+                return informer
+        if not _is_builtin(resource):
+            return None
+        # managedFields stripped when this call creates the informer (the first asker
+        # configures a shared informer, as with ``informer_for``'s transform)
+        return self._factory.informer_for(
+            PartialObjectMetadata, resource=resource, transform=strip_managed_fields
+        )
+
     def _start_monitor(self, resource: ResourceInfo) -> _Monitor:
         assert self._tg is not None
-        informer: SharedIndexInformer[PartialObjectMetadata] = SharedIndexInformer(
-            self._client.api(PartialObjectMetadata, resource=resource),
-            transform=strip_managed_fields,
-            resource=resource.plural,
-            clock=self._clock,
-        )
-        registration = informer.add_event_handler(_MonitorHandler(self.graph, resource))
-        monitor = _Monitor(resource, informer, registration)
+        handler = _MonitorHandler(self.graph, resource)
+        shared = self._shared_informer(resource)
+        if shared is not None:
+            monitor = _Monitor(resource, shared, shared.add_event_handler(handler), owned=False)
+        else:
+            informer: SharedIndexInformer[PartialObjectMetadata] = SharedIndexInformer(
+                self._client.api(PartialObjectMetadata, resource=resource),
+                transform=strip_managed_fields,
+                resource=resource.plural,
+                clock=self._clock,
+            )
+            registration = informer.add_event_handler(handler)
+            monitor = _Monitor(resource, informer, registration, owned=True)
+            self._tg.start_soon(self._run_monitor, monitor)
         self._monitors[(resource.group, resource.plural)] = monitor
-        self._tg.start_soon(self._run_monitor, monitor)
         return monitor
 
     @staticmethod

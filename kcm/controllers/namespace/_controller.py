@@ -18,9 +18,8 @@ import anyio
 from anyio.abc import TaskStatus
 from prometheus_client import CollectorRegistry
 
-from kcm.client import ApiClient
+from kcm.client import ApiClient, server_preferred_resources
 from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.controllers.garbagecollector import discover_resources
 from kcm.errors import ApiError, Conflict, MethodNotAllowed, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import PartialObjectMetadata, ResourceInfo, to_dict
@@ -223,7 +222,7 @@ class NamespaceController:
 
     async def _delete_all_content(self, ns: Namespace) -> _Outcome:
         outcome = _Outcome()
-        found = await discover_resources(self._client)
+        found = await server_preferred_resources(self._client)
         outcome.discovery_errors.extend(f"{gv}: {err}" for gv, err in found.failed.items())
         resources = [r for r in found.resources if r.namespaced and "delete" in r.verbs]
         name = ns.metadata.name or ""

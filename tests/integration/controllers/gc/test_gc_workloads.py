@@ -1,17 +1,23 @@
-"""Cascading deletion of a Deployment -> ReplicaSet -> Pods chain (no workload controllers)."""
+"""Cascading deletion of a Deployment -> ReplicaSet -> Pods chain; the collector next to a
+workload controller on one informer factory."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import anyio
+import httpx
+import msgspec
 import pytest
 from gc_harness import eventually, owner_ref, running
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
 from kcm.controllers.garbagecollector import GarbageCollectorController
+from kcm.controllers.replicaset import ReplicaSetController
 from kcm.informers import SharedInformerFactory
+from kcm.models import PartialObjectMetadata
 from kcm.models.apps_v1 import Deployment, DeploymentSpec, ReplicaSet, ReplicaSetSpec
 from kcm.models.core_v1 import Container, Pod, PodSpec, PodTemplateSpec
 from kcm.models.meta_v1 import LabelSelector, ObjectMeta
@@ -109,3 +115,73 @@ async def test_background_deployment_deletion_cascades_to_every_pod(api_server: 
             return not rs and not pods
 
         await eventually(all_gone)
+
+
+class _CountingTransport(httpx.AsyncBaseTransport):
+    """Counts list and watch requests per collection path."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.lists: Counter[str] = Counter()
+        self.watches: Counter[str] = Counter()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            target = self.watches if request.url.params.get("watch") else self.lists
+            target[request.url.path] += 1
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_monitors_share_the_factory_caches_with_other_controllers(
+    api_server: ApiServer,
+) -> None:
+    """Run next to the ReplicaSet controller, the collector's pod and ReplicaSet monitors are
+    the factory's typed informers (one list and one watch of pods, not two); other built-in
+    kinds get the factory's metadata informers; the cascade still works through them."""
+    tap = _CountingTransport()
+    config = msgspec.structs.replace(api_server.client_config(), qps=-1)
+    async with ApiClient(config, transport=tap) as client, anyio.create_task_group() as tg:
+        factory = SharedInformerFactory(client)
+        rs_controller = ReplicaSetController(client, factory, recorder=FakeRecorder())
+        gc = build_gc(client, factory)
+        await tg.start(factory.run)
+        await tg.start(rs_controller.run)
+        await tg.start(gc.run)
+        keys = factory.informers()
+        by_resource = Counter(k.resource for k in keys)
+        assert by_resource["v1/pods"] == by_resource["apps/v1/replicasets"] == 1
+        models = {k.resource: k.model for k in keys}
+        assert models["v1/pods"] is Pod
+        assert models["apps/v1/replicasets"] is ReplicaSet
+        assert models["v1/configmaps"] is PartialObjectMetadata  # the collector's, shared
+        assert tap.lists["/api/v1/pods"] == tap.watches["/api/v1/pods"] == 1
+        assert tap.lists["/apis/apps/v1/replicasets"] == 1
+
+        rs = await client.api(ReplicaSet, "default").create(
+            ReplicaSet(
+                metadata=ObjectMeta(name="web", labels=LABELS),
+                spec=ReplicaSetSpec(
+                    replicas=3, selector=LabelSelector(match_labels=LABELS), template=TEMPLATE
+                ),
+            )
+        )
+        pods = client.api(Pod, "default")
+
+        async def created() -> bool:
+            return len((await pods.list()).items) == 3
+
+        await eventually(created)
+        await client.api(ReplicaSet, "default").delete("web", propagation_policy="Background")
+
+        async def cascaded() -> bool:
+            return not (await pods.list()).items
+
+        await eventually(cascaded)
+        assert rs.metadata.uid not in {
+            r.uid for p in (await pods.list()).items for r in p.metadata.owner_references or ()
+        }
+        assert tap.lists["/api/v1/pods"] == 1  # no second cache was built meanwhile
+        tg.cancel_scope.cancel()
