@@ -4,14 +4,16 @@ ReplicaSet change it observes."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import httpx
 import msgspec
 from anyio.abc import TaskStatus
+from controller_quiesce import quiesce
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient, PatchType
@@ -29,7 +31,7 @@ from kcm.models.apps_v1 import (
 )
 from kcm.models.core_v1 import Container, Pod, PodCondition, PodSpec, PodStatus, PodTemplateSpec
 from kcm.models.meta_v1 import LabelSelector, ObjectMeta
-from kcm.testing import FakeRecorder
+from kcm.testing import FakeClock, FakeRecorder
 
 NS = "default"
 
@@ -128,6 +130,19 @@ class FakeReplicaSets:
     added: list[tuple[str, dict[str, int]]] = field(default_factory=list)
     """(name of each created ReplicaSet, status.replicas of the others at that moment)."""
 
+    in_flight: int = 0
+    """Status writes sent and not answered yet."""
+
+    def busy(self, cached: Iterable[ReplicaSet]) -> bool:
+        """Still working: a status write is in flight, or the informer cache (``cached``)
+        shows a ReplicaSet version this fake has not reacted to yet."""
+        if self.in_flight:
+            return True
+        seen = {n: rs.metadata.resource_version for n, rs in self.current.items()}
+        return any(
+            seen.get(rs.metadata.name or "") != rs.metadata.resource_version for rs in cached
+        )
+
     def _record(self) -> None:
         sizes = {n: (rs.spec.replicas or 0) if rs.spec else 0 for n, rs in self.current.items()}
         avail = sum(
@@ -177,12 +192,129 @@ class FakeReplicaSets:
             )
         else:
             return
+        self.in_flight += 1
         try:
             await self.client.api(ReplicaSet, NS).update(
                 rs, msgspec.structs.replace(rs, status=new_status), subresource="status"
             )
         except (Conflict, NotFound):
             pass  # a newer event follows
+        finally:
+            self.in_flight -= 1
+
+
+class _HeldStream(httpx.AsyncByteStream):
+    """A response stream whose chunks wait while ``gate()`` returns an unset Event."""
+
+    def __init__(self, inner: Any, gate: Callable[[], anyio.Event | None]) -> None:
+        self._inner = inner
+        self._gate = gate
+        self._it: Any = None
+
+    def __aiter__(self) -> _HeldStream:
+        self._it = self._inner.__aiter__()
+        return self
+
+    async def __anext__(self) -> bytes:
+        chunk: bytes = await self._it.__anext__()
+        gate = self._gate()
+        if gate is not None:
+            await gate.wait()
+        return chunk
+
+    async def aclose(self) -> None:
+        it, self._it = self._it, None
+        if it is not None and hasattr(it, "aclose"):
+            await it.aclose()
+        await self._inner.aclose()
+
+
+@dataclass
+class ReplicaSetTap(httpx.AsyncBaseTransport):
+    """Between a client and the server: fails ReplicaSet creates on demand and can hold the
+    ReplicaSet watch stream back (the informer then lags behind the server)."""
+
+    inner: httpx.AsyncBaseTransport = field(default_factory=httpx.AsyncHTTPTransport)
+    fail_creates: int = 0
+    """Answer this many of the next ReplicaSet creates with 403 (exceeded quota)."""
+    failed_creates: int = 0
+    watch_gate: anyio.Event | None = None
+    """While set to an unset Event, ReplicaSet watch events are held back."""
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if request.method == "POST" and path.endswith("/replicasets") and self.fail_creates:
+            self.fail_creates -= 1
+            self.failed_creates += 1
+            await request.aread()
+            return httpx.Response(
+                403,
+                json={
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "status": "Failure",
+                    "reason": "Forbidden",
+                    "message": 'replicasets.apps "web" is forbidden: exceeded quota',
+                    "code": 403,
+                },
+            )
+        response = await self.inner.handle_async_request(request)
+        if (
+            request.method == "GET"
+            and path.endswith("/replicasets")
+            and "watch" in str(request.url)
+        ):
+            return httpx.Response(
+                response.status_code,
+                headers=response.headers,
+                stream=_HeldStream(response.stream, lambda: self.watch_gate),
+                extensions=response.extensions,
+            )
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class Env(tuple[ApiClient, DeploymentController, FakeRecorder, FakeReplicaSets | None]):
+    """``(client, controller, recorder, fake)`` to unpack, plus the informer ``factory``,
+    the ``others`` built by ``extra`` and :meth:`quiesce`."""
+
+    factory: SharedInformerFactory
+    others: list[Any]
+    clock: Clock
+
+    def __new__(
+        cls,
+        items: tuple[ApiClient, DeploymentController, FakeRecorder, FakeReplicaSets | None],
+        factory: SharedInformerFactory,
+        others: list[Any],
+        clock: Clock,
+    ) -> Env:
+        env = super().__new__(cls, items)
+        env.factory, env.others, env.clock = factory, others, clock
+        return env
+
+    async def quiesce(self) -> None:
+        """Wait until the Deployment controller (and the real controllers ``extra`` built,
+        or the fake ReplicaSets) have acted on everything so far; no fake time passes."""
+        client, controller, _, fake = self
+        controllers = [controller.controller]
+        for other in self.others:
+            inner = getattr(other, "manager", other)
+            controllers.append(inner.controller)
+        rs_lister = controller.replica_sets
+
+        def busy() -> bool:
+            return fake is not None and fake.busy(rs_lister.list())
+
+        await quiesce(
+            controllers,
+            self.factory,
+            client,
+            clock=self.clock if isinstance(self.clock, FakeClock) else None,
+            busy=busy,
+        )
 
 
 @asynccontextmanager
@@ -193,25 +325,31 @@ async def running(
     fake: FakeReplicaSets | None = None,
     extra: Callable[[ApiClient, SharedInformerFactory], Any] | None = None,
     ready: bool = True,
-) -> AsyncIterator[tuple[ApiClient, DeploymentController, FakeRecorder, FakeReplicaSets | None]]:
+    transport: httpx.AsyncBaseTransport | None = None,
+    controller_class: type[DeploymentController] = DeploymentController,
+) -> AsyncIterator[Env]:
     """A client, a running informer factory and DeploymentController, and (unless ``extra``
-    builds something else, e.g. the real ReplicaSet controller) the fake ReplicaSets."""
+    builds something else, e.g. the real ReplicaSet controller) the fake ReplicaSets.
+    ``transport`` sits between the client and the server (to fail or hold requests);
+    ``controller_class`` may be a test subclass of DeploymentController."""
     config = msgspec.structs.replace(server.client_config(), qps=-1)
-    async with ApiClient(config) as client, anyio.create_task_group() as tg:
+    async with ApiClient(config, transport=transport) as client, anyio.create_task_group() as tg:
         factory = SharedInformerFactory(client)
         recorder = FakeRecorder()
-        controller = DeploymentController(client, factory, recorder=recorder, clock=clock)
-        others = extra(client, factory) if extra is not None else None
+        controller = controller_class(client, factory, recorder=recorder, clock=clock)
+        built = extra(client, factory) if extra is not None else None
+        others: list[Any] = []
+        if built is not None:
+            others = built if isinstance(built, list) else [built]
         fake_rs = None
-        if others is None:
+        if built is None:
             fake_rs = fake or FakeReplicaSets(client, ready=ready)
             await tg.start(fake_rs.run)
         await tg.start(factory.run)
         await tg.start(controller.run)
-        if others is not None:
-            for other in others if isinstance(others, list) else [others]:
-                await tg.start(other.run)
-        yield client, controller, recorder, fake_rs
+        for other in others:
+            await tg.start(other.run)
+        yield Env((client, controller, recorder, fake_rs), factory, others, clock)
         tg.cancel_scope.cancel()
 
 

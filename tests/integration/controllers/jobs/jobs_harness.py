@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+from controller_quiesce import quiesce
 
 from kcm.apiserver import ApiServer
 from kcm.client import Api, ApiClient
@@ -32,6 +33,7 @@ class Env:
     clock: FakeClock
     recorder: FakeRecorder
     built: list[Any]
+    factory: SharedInformerFactory
 
     @property
     def jobs(self) -> Api[Job]:
@@ -52,11 +54,16 @@ class Env:
                 if tick:
                     await self.clock.advance(tick)
 
-    async def settle(self, rounds: int = 5) -> None:
-        """Give the controllers real time to act on what just happened (no fake time)."""
-        for _ in range(rounds):
-            await anyio.sleep(0.02)
-            await self.clock.advance(0)
+    async def quiesce(self) -> None:
+        """Wait until the controllers have acted on everything that happened so far: caches
+        match the server, queues are empty, no reconcile is in flight (no fake time passes;
+        see controller_quiesce). Use it before a negative check."""
+        await quiesce(
+            [runnable.controller for runnable in self.built],
+            self.factory,
+            self.client,
+            clock=self.clock,
+        )
 
     async def job_pods(self, job: str, *, active_only: bool = False) -> list[Pod]:
         pods = (await self.pods.list(label_selector=f"job-name={job}")).items
@@ -121,7 +128,7 @@ async def running(
         for runnable in built:
             await tg.start(runnable.run)
         try:
-            yield Env(server, client, clock, recorder, built)
+            yield Env(server, client, clock, recorder, built, factory)
         finally:
             tg.cancel_scope.cancel()
             # Controllers give in-flight reconciles a grace period on *their* clock (this fake

@@ -33,7 +33,7 @@ async def test_too_many_missed_times_warns_and_starts_only_the_latest() -> None:
         # Pretend the last run was three hours ago (180 missed minutes).
         past = env.clock.now() - timedelta(hours=3)
         await api.patch_status("late", {"status": {"lastScheduleTime": format_time(past)}})
-        await env.settle()
+        await env.quiesce()
         await api.patch("late", {"spec": {"suspend": False}})
         (job,) = await wait_jobs(env, "late", 1)
         now = env.clock.now().replace(second=0, microsecond=0)
@@ -48,7 +48,7 @@ async def test_starting_deadline_skips_a_start_time_that_is_too_old() -> None:
         await api.create(cronjob("strict", "0 * * * *", starting_deadline_seconds=10, suspend=True))
         await env.clock.advance(3600 + 600)
         await api.patch("strict", {"spec": {"suspend": False}})
-        await env.settle()
+        await env.quiesce()
         assert await jobs_of(env, "strict") == []
         # The next hour starts on time.
         await env.clock.advance(3000.2)

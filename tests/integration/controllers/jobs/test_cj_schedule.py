@@ -79,10 +79,10 @@ async def test_every_minute_creates_a_named_job_with_status() -> None:
     async with running(cj_controller) as env:
         api = env.client.api(CronJob, NS)
         await api.create(cronjob("tick"))
-        await env.settle()
+        await env.quiesce()
         assert await jobs_of(env, "tick") == []
         await env.clock.advance(59)
-        await env.settle()
+        await env.quiesce()
         assert await jobs_of(env, "tick") == []
         await env.clock.advance(1.2)
         (job,) = await wait_jobs(env, "tick", 1)
@@ -104,7 +104,7 @@ async def test_every_minute_creates_a_named_job_with_status() -> None:
         assert cj.status.last_schedule_time == scheduled
         assert [r.name for r in cj.status.active or []] == [job.metadata.name]
         assert f"Normal SuccessfulCreate Created job {job.metadata.name}" in env.recorder.events
-        await env.settle()
+        await env.quiesce()
         assert not await _has_event(env, "UnexpectedJob")  # its own Job is not unexpected
 
 
@@ -175,10 +175,10 @@ async def test_time_zone_schedule_runs_at_local_time() -> None:
         api = env.client.api(CronJob, NS)
         # 05:47 in Kathmandu (UTC+05:45) is 00:02 UTC; evaluated in UTC it would be 05:47 UTC.
         await api.create(cronjob("ktm", "47 5 * * *", time_zone="Asia/Kathmandu"))
-        await env.settle()
+        await env.quiesce()
         due = datetime(2026, 1, 1, 0, 2, tzinfo=UTC)
         await env.clock.advance((due - START).total_seconds() - 1)
-        await env.settle()
+        await env.quiesce()
         assert await jobs_of(env, "ktm") == []
         await env.clock.advance(1.2)
         (job,) = await wait_jobs(env, "ktm", 1)
@@ -192,7 +192,7 @@ async def test_suspend_creates_nothing_then_only_the_latest_missed_time_runs() -
         api = env.client.api(CronJob, NS)
         await api.create(cronjob("paused", suspend=True))
         await env.clock.advance(180)
-        await env.settle()
+        await env.quiesce()
         assert await jobs_of(env, "paused") == []
         await api.patch("paused", {"spec": {"suspend": False}})
         (job,) = await wait_jobs(env, "paused", 1)
@@ -206,5 +206,5 @@ async def test_unparseable_schedule_warns_and_creates_nothing() -> None:
         await api.create(cronjob("bad", "not a cron"))
         await env.eventually(lambda: _has_event(env, "UnparseableSchedule"))
         await env.clock.advance(120)
-        await env.settle()
+        await env.quiesce()
         assert await jobs_of(env, "bad") == []

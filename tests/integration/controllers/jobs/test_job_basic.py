@@ -80,7 +80,7 @@ async def test_backoff_limit_two_fails_after_three_failures_with_backoff() -> No
                 break
             # The replacement waits out the backoff on the fake clock: not a moment earlier.
             await env.clock.advance(expected_delay - 0.5)
-            await env.settle()
+            await env.quiesce()
             assert await env.job_pods("flaky", active_only=True) == []
             await env.clock.advance(0.5)
 
@@ -95,6 +95,6 @@ async def test_backoff_limit_two_fails_after_three_failures_with_backoff() -> No
         assert job.status is not None
         assert job.status.failed == 3
         await env.clock.advance(400)
-        await env.settle()
+        await env.quiesce()
         assert len(await env.job_pods("flaky")) == 3  # no 4th pod
         assert any("BackoffLimitExceeded" in e for e in env.recorder.events)

@@ -32,7 +32,7 @@ async def test_lowering_parallelism_deletes_extra_pods() -> None:
         await env.jobs.patch("wide", {"spec": {"parallelism": 1}})
         (left,) = await wait_active(env, "wide", 1)
         assert left.metadata.name == pods[0].metadata.name  # running pods are kept first
-        await env.settle()
+        await env.quiesce()
         assert len(await env.job_pods("wide", active_only=True)) == 1
         assert sum("SuccessfulDelete" in e for e in env.recorder.events) == 2
 
@@ -48,7 +48,7 @@ async def test_work_queue_job_completes_when_all_pods_stop() -> None:
             return bool(job.status and job.status.succeeded == 1)
 
         await env.eventually(one_done)
-        await env.settle()
+        await env.quiesce()
         # The other pod keeps running and is not replaced; no new pods either.
         active = await env.job_pods("queue", active_only=True)
         assert [p.metadata.name for p in active] == [second.metadata.name]

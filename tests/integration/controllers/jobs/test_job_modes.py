@@ -48,7 +48,7 @@ async def test_indexed_job_one_pod_per_index_and_completed_indexes() -> None:
             return bool(job.status and job.status.completed_indexes == "1")
 
         await env.eventually(recorded)
-        await env.settle()
+        await env.quiesce()
         active = await env.job_pods("idx", active_only=True)
         assert sorted((p.metadata.annotations or {})[COMPLETION_INDEX_KEY] for p in active) == [
             "0",
@@ -124,7 +124,7 @@ async def test_created_suspended_has_no_pods_and_no_start_time() -> None:
     async with running(job_controller) as env:
         await env.jobs.create(job_manifest("later", suspend=True))
         await wait_condition(env, "later", "Suspended")
-        await env.settle()
+        await env.quiesce()
         assert await env.job_pods("later") == []
         job = await env.job("later")
         assert job.status is not None
@@ -137,7 +137,7 @@ async def test_active_deadline_on_the_fake_clock() -> None:
         (pod,) = await wait_active(env, "slow", 1)
         await env.set_phase(pod, "Running")
         await env.clock.advance(29)
-        await env.settle()
+        await env.quiesce()
         assert condition(await env.job("slow"), "Failed") is None
         assert len(await env.job_pods("slow", active_only=True)) == 1
         await env.clock.advance(1)
@@ -212,9 +212,9 @@ async def test_replacement_policy_failed_waits_for_a_deleted_pod_to_fail() -> No
         (pod,) = await wait_active(env, "patient", 1)
         await env.set_phase(pod, "Running")
         await env.pods.delete(str(pod.metadata.name))  # stays: the tracking finalizer
-        await env.settle()
+        await env.quiesce()
         await env.clock.advance(60)
-        await env.settle()
+        await env.quiesce()
         assert len(await env.job_pods("patient")) == 1  # no replacement while terminating
         job = await env.job("patient")
         assert (job.status.failed if job.status else 0) in (0, None)

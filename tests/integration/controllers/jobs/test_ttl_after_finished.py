@@ -50,9 +50,9 @@ async def test_deletes_exactly_when_the_ttl_expires() -> None:
     async with running(ttl_controller()) as env:
         await env.jobs.create(job_manifest("short", ttl_seconds_after_finished=5))
         await finish(env, "short")
-        await env.settle()
+        await env.quiesce()
         await env.clock.advance(4.9)
-        await env.settle()
+        await env.quiesce()
         assert await exists(env, "short")
         await env.clock.advance(0.1)
         await env.eventually(lambda: _not(exists(env, "short")))
@@ -82,7 +82,7 @@ async def test_no_ttl_or_unfinished_job_is_never_deleted() -> None:
         await finish(env, "forever", ago=3600)
         await env.jobs.create(job_manifest("running", ttl_seconds_after_finished=1))
         await env.clock.advance(3600)
-        await env.settle()
+        await env.quiesce()
         assert await exists(env, "forever")
         assert await exists(env, "running")
 
@@ -91,7 +91,7 @@ async def test_ttl_added_after_finishing_long_ago_deletes_at_once() -> None:
     async with running(ttl_controller()) as env:
         await env.jobs.create(job_manifest("old"))
         await finish(env, "old", ago=3600)
-        await env.settle()
+        await env.quiesce()
         assert await exists(env, "old")
         await env.jobs.patch("old", {"spec": {"ttlSecondsAfterFinished": 10}})
         await env.eventually(lambda: _not(exists(env, "old")))
@@ -101,12 +101,12 @@ async def test_raising_the_ttl_before_expiry_postpones_deletion() -> None:
     async with running(ttl_controller()) as env:
         await env.jobs.create(job_manifest("grow", ttl_seconds_after_finished=10))
         await finish(env, "grow")
-        await env.settle()
+        await env.quiesce()
         await env.clock.advance(5)
         await env.jobs.patch("grow", {"spec": {"ttlSecondsAfterFinished": 20}})
-        await env.settle()
+        await env.quiesce()
         await env.clock.advance(6)  # past the old expiry (10 s)
-        await env.settle()
+        await env.quiesce()
         assert await exists(env, "grow")
         await env.clock.advance(9)  # 20 s after finishing
         await env.eventually(lambda: _not(exists(env, "grow")))
