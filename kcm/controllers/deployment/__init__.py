@@ -14,6 +14,7 @@ from kcm.runtime import Manager
 
 from ._controller import DEFAULT_WORKERS as DEFAULT_WORKERS
 from ._controller import MAX_RETRIES as MAX_RETRIES
+from ._controller import STALE_CACHE_MAX_WAIT as STALE_CACHE_MAX_WAIT
 from ._controller import DeploymentController as DeploymentController
 from ._rollout import ScaleStep as ScaleStep
 from ._rollout import calculate_status as calculate_status
@@ -76,6 +77,7 @@ __all__ = [
     "REVISION_ANNOTATION",
     "REVISION_HISTORY_ANNOTATION",
     "SAFE_ALPHABET",
+    "STALE_CACHE_MAX_WAIT",
     "DeploymentController",
     "ScaleStep",
     "add_to_manager",

@@ -39,7 +39,6 @@ from kcm.models.core_v1 import Pod, PodTemplateSpec
 from kcm.models.meta_v1 import LabelSelector as LabelSelectorModel
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.runtime import (
-    EXPECTATIONS_TIMEOUT,
     Controller,
     ControllerRefManager,
     EventRecorder,
@@ -103,7 +102,13 @@ from ._util import (
     status_equal,
 )
 
-__all__ = ["DEFAULT_WORKERS", "MAX_RETRIES", "NAME", "DeploymentController"]
+__all__ = [
+    "DEFAULT_WORKERS",
+    "MAX_RETRIES",
+    "NAME",
+    "STALE_CACHE_MAX_WAIT",
+    "DeploymentController",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +118,11 @@ DEFAULT_WORKERS = 5
 """``--concurrent-deployment-syncs``."""
 STALE_CACHE_RECHECK = 1.0
 """Seconds after which a sync skipped for a stale cache is retried even without an event."""
+STALE_CACHE_MAX_WAIT = 30.0
+"""Longest a sync waits for the cache to show one of the controller's own writes (per write).
+After that it acts on what the cache shows, as kube-controller-manager always does: a stale
+update then fails with a Conflict and a repeated create finds the ReplicaSet (AlreadyExists),
+both handled."""
 MAX_RETRIES = 15
 """A Deployment whose sync failed this many times in a row is dropped from the queue until
 its next event (``maxRetries``)."""
@@ -191,6 +201,7 @@ class _ReplicaSetEvents:
         return dict.fromkeys(keys)
 
     def delete_keys(self, obj: ReplicaSet, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
+        self._owner.forget_replica_set(obj)
         key = self._owner.resolve(obj)
         return () if key is None else (key,)
 
@@ -260,9 +271,11 @@ class DeploymentController:
         self.pods = pod_informer.lister()
         if _OWNER_INDEX not in rs_informer.indexer.indexers():
             rs_informer.add_indexers({_OWNER_INDEX: _owner_index})
-        self._written: TTLCache[ObjectKey, dict[tuple[str, str], str]] = TTLCache(
-            maxsize=1_000_000, ttl=EXPECTATIONS_TIMEOUT, timer=clock.monotonic
+        self._written: TTLCache[ObjectKey, dict[tuple[str, str], tuple[str, float]]] = TTLCache(
+            maxsize=1_000_000, ttl=STALE_CACHE_MAX_WAIT, timer=clock.monotonic
         )
+        """Per Deployment: (kind, name) of each object a sync wrote -> (the resourceVersion
+        it replaced, "" for a create; when, on the clock)."""
         self.controller: Controller[ObjectKey] = Controller(
             NAME, self, max_concurrent_reconciles=workers, clock=clock, metrics=registry
         )
@@ -348,21 +361,38 @@ class DeploymentController:
         pending = self._written.get(key)
         if pending is None:
             pending = {}
+        now = self._clock.monotonic()
         if old is not None:
-            pending[(kind, old.metadata.name or "")] = old.metadata.resource_version or ""
+            pending[(kind, old.metadata.name or "")] = (old.metadata.resource_version or "", now)
         else:
-            pending[(kind, name)] = ""
+            pending[(kind, name)] = ("", now)
         self._written[key] = pending
+
+    def forget_replica_set(self, rs: ReplicaSet) -> None:
+        """``rs`` was deleted: no sync waits for the cache to show a write to it any more
+        (a ReplicaSet created and deleted before the cache saw it would otherwise hold its
+        Deployment until :data:`STALE_CACHE_MAX_WAIT`)."""
+        ns, name = rs.metadata.namespace or "", rs.metadata.name or ""
+        for key, pending in list(self._written.items()):
+            if key.namespace != ns or pending.pop(("ReplicaSet", name), None) is None:
+                continue
+            if not pending:
+                self._written.pop(key, None)
 
     def cache_is_stale(self, key: ObjectKey, d: Deployment) -> bool:
         """The cache still shows an object this controller has since replaced or created
         (kube-controller-manager would act on it and get a 409 or AlreadyExists). Entries the
-        cache has caught up with are dropped; all of them expire after 5 minutes."""
+        cache has caught up with are dropped, and so are entries older than
+        :data:`STALE_CACHE_MAX_WAIT` and those of ReplicaSets deleted since."""
         pending = self._written.get(key)
         if not pending:
             return False
         rs_lister = self.replica_sets.namespace(key.namespace)
-        for (kind, name), superseded in list(pending.items()):
+        now = self._clock.monotonic()
+        for (kind, name), (superseded, at) in list(pending.items()):
+            if now - at >= STALE_CACHE_MAX_WAIT:
+                del pending[(kind, name)]
+                continue
             obj: Deployment | ReplicaSet | None = (
                 d if kind == _KIND else rs_lister.get_or_none(name)
             )

@@ -3,10 +3,12 @@ ReplicaSet controllers together (the test plays only the kubelet)."""
 
 from __future__ import annotations
 
+import anyio
 import msgspec
 import pytest
 from deploy_harness import (
     NS,
+    ReplicaSetTap,
     complete,
     condition,
     delete_terminating_pods,
@@ -20,7 +22,12 @@ from deploy_harness import (
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
-from kcm.controllers.deployment import MAX_RETRIES, DeploymentController, compute_hash
+from kcm.controllers.deployment import (
+    MAX_RETRIES,
+    STALE_CACHE_MAX_WAIT,
+    DeploymentController,
+    compute_hash,
+)
 from kcm.controllers.replicaset import ReplicaSetController
 from kcm.errors import InternalError
 from kcm.informers import SharedInformerFactory
@@ -36,7 +43,8 @@ pytestmark = pytest.mark.anyio
 
 async def test_deploy_progress_deadline_exceeded_on_fake_clock(api_server: ApiServer) -> None:
     clock = FakeClock()
-    async with running(api_server, clock=clock, ready=False) as (client, _, _, _):
+    async with running(api_server, clock=clock, ready=False) as env:
+        client = env[0]
         api = client.api(Deployment, NS)
         await api.create(make_deployment(replicas=2, deadline=30))
 
@@ -49,7 +57,9 @@ async def test_deploy_progress_deadline_exceeded_on_fake_clock(api_server: ApiSe
         await eventually(created)
         d = await api.get("web")
         assert condition(d, "Available") == ("False", "MinimumReplicasUnavailable")
-        await clock.advance(20)  # not yet
+        await env.quiesce()
+        await clock.advance(20)
+        await env.quiesce()  # whatever 20 s could trigger has happened: not the deadline
         d = await api.get("web")
         assert condition(d, "Progressing") == ("True", "ReplicaSetUpdated")
 
@@ -214,6 +224,85 @@ async def test_deploy_waits_for_the_cache_to_show_its_own_writes(api_server: Api
         )
         assert not controller.cache_is_stale(key, newer)
         assert not controller.cache_is_stale(key, d)  # the record is gone
+
+
+class _GatedSyncs(DeploymentController):
+    """Syncs wait for ``gate`` (when set) before reading the cache."""
+
+    gate: anyio.Event | None = None
+
+    async def _reconcile(self, key: ObjectKey) -> Result:
+        if self.gate is not None:
+            await self.gate.wait()
+        return await super()._reconcile(key)
+
+
+async def test_deploy_replica_set_deleted_before_the_cache_saw_it_does_not_stall(
+    api_server: ApiServer,
+) -> None:
+    """The controller creates a ReplicaSet, which is deleted before its informer shows it;
+    the informer then sees it come and go before the next sync. The delete event clears the
+    wait for the cache, so that sync re-creates it at once (the fake clock never moves; it
+    used to wait out a 5-minute expiry)."""
+    clock = FakeClock()
+    tap = ReplicaSetTap()
+    async with running(api_server, clock=clock, transport=tap, controller_class=_GatedSyncs) as env:
+        client, controller, _, _ = env
+        assert isinstance(controller, _GatedSyncs)
+        rs_api = client.api(ReplicaSet, NS)
+        rs_informer = env.factory.informer_for(ReplicaSet)
+        tap.watch_gate = anyio.Event()  # the controller's ReplicaSet informer falls behind
+        d = await client.api(Deployment, NS).create(make_deployment(replicas=1))
+
+        async def created() -> bool:
+            return len(await replica_sets(client)) == 1
+
+        await eventually(created)
+        [first] = await replica_sets(client)
+        assert controller.cache_is_stale(ObjectKey(NS, "web"), d)
+        controller.gate = anyio.Event()  # syncs from now on wait before reading the cache
+        await rs_api.delete(first.metadata.name or "")
+        now = (await rs_api.list()).metadata.resource_version or ""
+        tap.watch_gate.set()  # the informer sees the ReplicaSet come and go ...
+        with anyio.fail_after(10):
+            await rs_informer.wait_for_resource_version(now)
+        await clock.advance(0)  # ... and its handlers have run (no time passes)
+        controller.gate.set()
+
+        async def recreated() -> bool:
+            rss = await replica_sets(client)
+            return len(rss) == 1 and rss[0].metadata.uid != first.metadata.uid
+
+        await eventually(recreated)
+        await env.quiesce()
+        assert complete(await client.api(Deployment, NS).get("web"))
+        assert clock.monotonic() == 1000.0  # no time passed
+
+
+async def test_deploy_waiting_for_own_writes_is_bounded_per_write(api_server: ApiServer) -> None:
+    """Each write is waited for at most STALE_CACHE_MAX_WAIT (on the controller's clock); a
+    later write does not extend the wait for an earlier one."""
+    clock = FakeClock()
+    async with ApiClient(api_server.client_config()) as client:
+        controller = DeploymentController(
+            client, SharedInformerFactory(client), recorder=FakeRecorder(), clock=clock
+        )
+        d = make_deployment()
+        key = ObjectKey(NS, "web")
+        controller.note_written(key, "ReplicaSet", None, name="web-a")
+        await clock.advance(STALE_CACHE_MAX_WAIT - 10)
+        controller.note_written(key, "ReplicaSet", None, name="web-b")
+        await clock.advance(9)
+        assert controller.cache_is_stale(key, d)  # both still awaited
+        await clock.advance(1)  # web-a's wait is over, web-b's is not
+        assert controller.cache_is_stale(key, d)
+        controller.forget_replica_set(make_replica_set("web-b"))  # its delete event
+        assert not controller.cache_is_stale(key, d)
+        controller.note_written(key, "ReplicaSet", None, name="web-c")
+        await clock.advance(STALE_CACHE_MAX_WAIT - 1)
+        assert controller.cache_is_stale(key, d)
+        await clock.advance(1)
+        assert not controller.cache_is_stale(key, d)
 
 
 def make_replica_set(name: str) -> ReplicaSet:
