@@ -15,7 +15,9 @@ tracking of Kubernetes 1.26+). Each sync of one Job:
 4. otherwise (creations and deletions it expects all observed) creates or deletes pods so
    that ``min(parallelism, completions - succeeded)`` are active, or deletes them all while
    ``suspend`` is true. Replacement pods wait out an exponential backoff of 10 s, 20 s,
-   40 s, ... (capped at 6 minutes) after consecutive failures, on the injected clock.
+   40 s, ... (capped at 6 minutes) after consecutive failures, counted from the failed pods'
+   own finish times (so a restarted controller waits only what is left), on the injected
+   clock.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from kcm.runtime import (
 )
 from kcm.selectors import LabelSelector
 
+from ._backoff import DEFAULT_BACKOFF, MAX_BACKOFF, BackoffRecord, next_record
 from ._indexes import format_indexes, parse_indexes
 from ._pods import (
     COMPLETION_INDEX_KEY,
@@ -65,6 +68,7 @@ from ._pods import (
     is_terminating,
     match_pod_failure_policy,
     only_replace_failed_pods,
+    past_backoff_limit_on_failure,
 )
 
 __all__ = [
@@ -87,12 +91,10 @@ NAME = "job"
 HELP = "Runs Jobs' pods to completion: parallelism, indexes, backoff, deadlines, suspend."
 DEFAULT_WORKERS = 5
 """``ConcurrentJobSyncs``."""
-DEFAULT_BACKOFF = 10.0
-"""Seconds before the first replacement of a failed pod; doubles per consecutive failure."""
-MAX_BACKOFF = 360.0
-"""Cap of the pod-recreate backoff (6 minutes)."""
 MAX_UNCOUNTED_PODS = 500
-"""At most this many finished pods are moved through ``uncountedTerminatedPods`` per sync."""
+"""``status.uncountedTerminatedPods`` holds at most this many UIDs, and a sync removes at
+most this many tracking finalizers (kube's ``MaxUncountedPods``): the status stays small and
+a big Job cannot starve the others."""
 MAX_POD_CREATE_DELETE_PER_SYNC = 500
 
 _API_VERSION = "batch/v1"
@@ -120,20 +122,6 @@ def _job_key_of(pod: Pod) -> ObjectKey | None:
     if ref is None or ref.kind != _KIND or not (ref.api_version or "").startswith("batch/"):
         return None
     return ObjectKey(pod.metadata.namespace or "", ref.name or "")
-
-
-@dataclass(slots=True)
-class _Backoff:
-    """Consecutive pod failures since the last success and when the last one was seen."""
-
-    failures: int = 0
-    last_failure: float = 0.0
-
-    def remaining(self, now: float) -> float:
-        if self.failures == 0:
-            return 0.0
-        delay = min(DEFAULT_BACKOFF * 2.0 ** min(self.failures - 1, 30), MAX_BACKOFF)
-        return max(0.0, delay - (now - self.last_failure))
 
 
 @dataclass(slots=True)
@@ -263,7 +251,7 @@ class JobController:
         self.pods = pod_informer.lister()
         self.expectations = UIDTrackingControllerExpectations(clock=clock)
         self._finalizer_removals: dict[ObjectKey, set[str]] = {}
-        self._backoff: dict[ObjectKey, _Backoff] = {}
+        self._backoff: dict[ObjectKey, BackoffRecord] = {}
         self.controller: Controller[ObjectKey] = Controller(
             NAME, self, max_concurrent_reconciles=workers, clock=clock, metrics=registry
         )
@@ -383,10 +371,11 @@ class JobController:
     def expected_finalizer_removals(self, key: ObjectKey) -> frozenset[str]:
         return frozenset(self._finalizer_removals.get(key, ()))
 
-    def backoff_for(self, key: ObjectKey) -> _Backoff:
-        return self._backoff.get(key) or _Backoff()
+    def backoff_for(self, key: ObjectKey) -> BackoffRecord:
+        """The Job's pod-recreate backoff record (empty for a Job not seen failing)."""
+        return self._backoff.get(key) or BackoffRecord()
 
-    def save_backoff(self, key: ObjectKey, record: _Backoff) -> None:
+    def save_backoff(self, key: ObjectKey, record: BackoffRecord) -> None:
         self._backoff[key] = record
 
     @property
@@ -478,15 +467,17 @@ class _Sync:
         else:
             succeeded = (status.succeeded or 0) + len(uncounted_s) + len(counted.succeeded)
 
-        backoff = ctl.backoff_for(key)
-        backoff = self._next_backoff(backoff, counted)
+        # kube counts failures the policy ignores into the backoff too
+        backoff = next_record(
+            ctl.backoff_for(key), counted.succeeded, [*counted.failed, *counted.ignored], self.now
+        )
 
         active_pods = [p for p in pods if is_active(p)]
         active = len(active_pods)
         terminating_pods = [p for p in pods if is_terminating(p)]
         terminating = len(terminating_pods)
 
-        finished = self._finish_reason(conditions, counted, failed, status)
+        finished = self._finish_reason(conditions, counted, failed, status, pods)
         can_finish = True
         if finished is not None:
             if finished[0] == "Failed" and active_pods:
@@ -516,9 +507,14 @@ class _Sync:
             elif manage_called:
                 status, conditions = self._suspend_conditions(status, conditions)
 
-        # Which pods lose their finalizer now, and which UIDs become uncounted.
+        # Which pods lose their finalizer now, and which UIDs become uncounted: in pod
+        # order, until uncountedTerminatedPods holds MAX_UNCOUNTED_PODS UIDs (kube's
+        # reachedMaxUncountedPods); the rest wait for the next sync, and so does finishing.
         failing = finished is not None and finished[0] == "Failed"
+        newly_s = {p.metadata.uid or "" for p in counted.succeeded}
+        newly_f = {p.metadata.uid or "" for p in counted.failed}
         to_remove: list[Pod] = []
+        reached_max_uncounted = False
         for pod in pods:
             uid = pod.metadata.uid or ""
             if not has_tracking_finalizer(pod) or uid in expected_rm:
@@ -531,22 +527,14 @@ class _Sync:
             suspended_delete = self.suspended and is_terminating(pod)
             if done or failing or suspended_delete or uid in in_uncounted:
                 to_remove.append(pod)
-        newly_s = [p.metadata.uid or "" for p in counted.succeeded]
-        newly_f = [p.metadata.uid or "" for p in counted.failed]
-        if failing:
-            # Every pod still running when the Job fails counts as failed.
-            for pod in active_pods:
-                uid = pod.metadata.uid or ""
-                if (
-                    has_tracking_finalizer(pod)
-                    and uid not in expected_rm
-                    and uid not in newly_f
-                    and uid not in in_uncounted
-                ):
-                    newly_f.append(uid)
-        to_remove = to_remove[:MAX_UNCOUNTED_PODS]
-        uncounted_s += newly_s
-        uncounted_f += newly_f
+            if uid in newly_s:
+                uncounted_s.append(uid)
+            elif uid in newly_f or (failing and is_active(pod) and uid not in in_uncounted):
+                # every pod still running when the Job fails counts as failed
+                uncounted_f.append(uid)
+            if len(uncounted_s) + len(uncounted_f) >= MAX_UNCOUNTED_PODS:
+                reached_max_uncounted = True
+                break
 
         if finished is not None:
             interim = "FailureTarget" if finished[0] == "Failed" else "SuccessCriteriaMet"
@@ -598,9 +586,11 @@ class _Sync:
             uncounted_terminated_pods=UncountedTerminatedPods(succeeded=left_s, failed=left_f),
         )
         conditions = list(status.conditions or ())
+        finish_event: tuple[str, str, str] | None = None
         if (
             finished is not None
             and can_finish
+            and not reached_max_uncounted
             and not left_s
             and not left_f
             and terminating == 0
@@ -610,9 +600,9 @@ class _Sync:
             status = msgspec.structs.replace(status, conditions=conditions)
             if finished[0] == "Complete":
                 status = msgspec.structs.replace(status, completion_time=self.now)
-                self._event("Normal", "Completed", "Job completed")
+                finish_event = ("Normal", "Completed", "Job completed")
             else:
-                self._event("Warning", finished[1], finished[2])
+                finish_event = ("Warning", finished[1], finished[2])
         elif finished is not None:
             self._requeue(1.0)  # pods are still being accounted for; look again soon
         if self.completions is not None and new_succeeded > self.completions:
@@ -623,6 +613,8 @@ class _Sync:
                 f"({new_succeeded} > {self.completions})",
             )
         await self._write_status(job, status)
+        if finish_event is not None:
+            self._event(*finish_event)  # once the condition is written (a conflict: no event)
 
         if self.error is not None:
             raise self.error
@@ -675,21 +667,13 @@ class _Sync:
                 counted.failed.append(pod)
         return counted
 
-    def _next_backoff(self, record: _Backoff, counted: _Counted) -> _Backoff:
-        now = self.ctl.clock.monotonic()
-        if counted.failed:
-            base = 0 if counted.succeeded else record.failures
-            return _Backoff(base + len(counted.failed), now)
-        if counted.succeeded:
-            return _Backoff()
-        return record
-
     def _finish_reason(
         self,
         conditions: list[JobCondition],
         counted: _Counted,
         failed: int,
         status: JobStatus,
+        pods: list[Pod],
     ) -> tuple[str, str, str] | None:
         target = _condition(conditions, "FailureTarget")
         if target is not None:
@@ -699,7 +683,7 @@ class _Sync:
             return ("Complete", met.reason or "", met.message or "")
         if counted.fail_job_message is not None:
             return ("Failed", "PodFailurePolicy", counted.fail_job_message)
-        if failed > self.backoff_limit:
+        if failed > self.backoff_limit or past_backoff_limit_on_failure(self.job, pods):
             return ("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
         deadline = self.spec.active_deadline_seconds
         start = status.start_time
@@ -766,7 +750,7 @@ class _Sync:
         active_pods: list[Pod],
         succeeded: int,
         succeeded_indexes: set[int],
-        backoff: _Backoff,
+        backoff: BackoffRecord,
         terminating_pods: list[Pod],
     ) -> int:
         """Create or delete pods towards the wanted number of active ones; returns the new
@@ -795,7 +779,7 @@ class _Sync:
 
         waiting = terminating_pods if only_replace_failed_pods(self.job) else []
         if active + len(waiting) < want:
-            wait = backoff.remaining(self.ctl.clock.monotonic())
+            wait = backoff.remaining(self.ctl.clock.now())
             if wait > 0:
                 self._requeue(wait)
                 return active

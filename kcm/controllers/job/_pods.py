@@ -3,6 +3,7 @@ index, which one to delete first, and what the pod failure policy says about a f
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kcm.models.batch_v1 import Job, PodFailurePolicy, PodFailurePolicyOnExitCodesRequirement
@@ -21,6 +22,7 @@ __all__ = [
     "is_terminating",
     "match_pod_failure_policy",
     "only_replace_failed_pods",
+    "past_backoff_limit_on_failure",
 ]
 
 JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
@@ -75,6 +77,31 @@ def is_failed(pod: Pod, job: Job) -> bool:
     if only_replace_failed_pods(job):
         return False
     return pod.metadata.deletion_timestamp is not None and _phase(pod) != "Succeeded"
+
+
+def past_backoff_limit_on_failure(job: Job, pods: Iterable[Pod]) -> bool:
+    """With ``restartPolicy: OnFailure`` failed containers restart in place and no pod
+    fails, so the backoff limit counts restarts: the container restart counts (init
+    containers included) of the Job's Pending and Running pods add up to ``backoffLimit``
+    (any restart when it is 0). kube's ``pastBackoffLimitOnFailure``."""
+    spec = job.spec
+    template = spec.template if spec is not None else None
+    pod_spec = template.spec if template is not None else None
+    if pod_spec is None or pod_spec.restart_policy != "OnFailure":
+        return False
+    restarts = 0
+    for pod in pods:
+        if _phase(pod) not in ("Running", "Pending") or pod.status is None:
+            continue
+        for cs in (
+            *(pod.status.init_container_statuses or ()),
+            *(pod.status.container_statuses or ()),
+        ):
+            restarts += cs.restart_count or 0
+    limit = spec.backoff_limit if spec is not None and spec.backoff_limit is not None else 6
+    if limit == 0:
+        return restarts > 0
+    return restarts >= limit
 
 
 def has_tracking_finalizer(pod: Pod) -> bool:

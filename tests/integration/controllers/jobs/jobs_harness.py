@@ -23,7 +23,6 @@ from kcm.models.meta_v1 import ObjectMeta
 from kcm.testing import FakeClock, FakeRecorder
 
 NS = "default"
-_GRACE = 31.0
 
 
 @dataclass
@@ -93,10 +92,12 @@ async def until(check: Callable[[], Awaitable[bool]], *, limit: float = 10.0) ->
             await anyio.sleep(0.01)
 
 
-def job_manifest(name: str, **spec: Any) -> Job:
+def job_manifest(name: str, *, restart_policy: str = "Never", **spec: Any) -> Job:
     template = PodTemplateSpec(
         metadata=ObjectMeta(labels={"app": name}),
-        spec=PodSpec(containers=[Container(name="main", image="busybox")], restart_policy="Never"),
+        spec=PodSpec(
+            containers=[Container(name="main", image="busybox")], restart_policy=restart_policy
+        ),
     )
     return Job(
         metadata=ObjectMeta(name=name, namespace=NS), spec=JobSpec(template=template, **spec)
@@ -110,28 +111,55 @@ def condition(job: Job, type_: str) -> Any:
     return None
 
 
+Maker = Callable[[ApiClient, SharedInformerFactory, FakeClock, FakeRecorder], Any]
+
+
 @asynccontextmanager
-async def running(
-    *makers: Callable[[ApiClient, SharedInformerFactory, FakeClock, FakeRecorder], Any],
-) -> AsyncIterator[Env]:
-    """An ApiServer, client and factory on one FakeClock, with each maker's runnable running."""
+async def cluster() -> AsyncIterator[Env]:
+    """An ApiServer and a client on one FakeClock, no controller yet (see :func:`started`)."""
     clock = FakeClock()
     recorder = FakeRecorder()
-    async with (
-        ApiServer(clock=clock) as server,
-        ApiClient(server.client_config()) as client,
-        anyio.create_task_group() as tg,
-    ):
-        factory = SharedInformerFactory(client, clock=clock)
-        built = [make(client, factory, clock, recorder) for make in makers]
-        await tg.start(factory.run)
-        for runnable in built:
-            await tg.start(runnable.run)
+    async with ApiServer(clock=clock) as server, ApiClient(server.client_config()) as client:
+        yield Env(server, client, clock, recorder, [], SharedInformerFactory(client, clock=clock))
+
+
+@asynccontextmanager
+async def started(env: Env, *makers: Maker) -> AsyncIterator[list[Any]]:
+    """Run each maker's controller on a fresh informer factory (a controller process that
+    starts now) until the block ends; meanwhile ``env.built``/``env.factory`` are theirs.
+    No fake time passes when they stop."""
+    factory = SharedInformerFactory(env.client, clock=env.clock)
+    built = [make(env.client, factory, env.clock, env.recorder) for make in makers]
+    stopped = [anyio.Event() for _ in built]
+
+    async def run(runnable: Any, done: anyio.Event, *, task_status: Any) -> None:
         try:
-            yield Env(server, client, clock, recorder, built, factory)
+            await runnable.run(task_status=task_status)
+        finally:
+            done.set()
+
+    async with anyio.create_task_group() as tg:
+        await tg.start(factory.run)
+        for runnable, done in zip(built, stopped, strict=True):
+            await tg.start(run, runnable, done)
+        env.built, env.factory = built, factory
+        try:
+            yield built
         finally:
             tg.cancel_scope.cancel()
-            # Controllers give in-flight reconciles a grace period on *their* clock (this fake
-            # one): move it past the grace so a stuck drain cannot hang the test.
-            with anyio.CancelScope(shield=True):
-                await clock.advance(_GRACE)
+            # In-flight reconciles get a grace period on the (fake) clock; once none is in
+            # flight, shutting the queue down ends the drain without moving time.
+            with anyio.CancelScope(shield=True), anyio.fail_after(10):
+                while not all(done.is_set() for done in stopped):
+                    for runnable, done in zip(built, stopped, strict=True):
+                        queue = runnable.controller.queue
+                        if not done.is_set() and not queue.processing:
+                            queue.shut_down()
+                    await anyio.sleep(0.01)
+
+
+@asynccontextmanager
+async def running(*makers: Maker) -> AsyncIterator[Env]:
+    """An ApiServer, client and factory on one FakeClock, with each maker's runnable running."""
+    async with cluster() as env, started(env, *makers):
+        yield env

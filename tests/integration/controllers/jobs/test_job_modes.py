@@ -174,12 +174,17 @@ async def test_pod_failure_policy_fail_job_and_ignore() -> None:
     async with running(job_controller) as env:
         await env.jobs.create(job_manifest("pfp", backoff_limit=0, pod_failure_policy=rules))
         (pod,) = await wait_active(env, "pfp", 1)
-        # A disruption is ignored: not counted, replaced at once despite backoffLimit 0.
+        # A disruption is ignored: not counted, so backoffLimit 0 does not fail the Job; the
+        # replacement still waits out the pod-recreate backoff (kube counts ignored
+        # failures into its backoff record).
         await env.set_phase(
             pod,
             "Failed",
             conditions=[{"type": "DisruptionTarget", "status": "True"}],
         )
+        await env.quiesce()
+        assert await env.job_pods("pfp", active_only=True) == []
+        await env.clock.advance(10)
         (second,) = await wait_active(env, "pfp", 1)
         assert second.metadata.name != pod.metadata.name
         assert condition(await env.job("pfp"), "Failed") is None
