@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 
 import anyio
 import msgspec
@@ -22,7 +22,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.errors import AlreadyExists, KcmError, NotFound
+from kcm.errors import AlreadyExists, ApiError, KcmError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key
 from kcm.models.batch_v1 import CronJob, CronJobStatus, Job, JobSpec
@@ -41,6 +41,7 @@ from ._schedule import (
     MAX_MISSED,
     Schedule,
     ScheduleError,
+    local_time_zone,
     most_recent_time,
     parse_schedule,
     resolve_time_zone,
@@ -90,6 +91,16 @@ def _cronjob_key_of(job: Job) -> ObjectKey | None:
     return ObjectKey(job.metadata.namespace or "", ref.name or "")
 
 
+def _namespace_terminating(exc: BaseException) -> bool:
+    """A create refused because the namespace is being deleted (status cause
+    ``NamespaceTerminating``)."""
+    return isinstance(exc, ApiError) and any(c.reason == "NamespaceTerminating" for c in exc.causes)
+
+
+class _NotCreated(Exception):
+    """The Job was not created and nothing is to be reported (a terminating namespace)."""
+
+
 def _same_time(a: datetime | None, b: datetime | None) -> bool:
     return a is not None and b is not None and int(a.timestamp()) == int(b.timestamp())
 
@@ -131,16 +142,16 @@ class CronJobController:
         clock: the wall time schedules are evaluated at and the requeue clock.
         workers: concurrent syncs (default 5).
         registry: a prometheus registry for the runtime's metrics.
+        time_zone: the zone of CronJobs without ``spec.timeZone``; default: this process's
+            local zone (:func:`local_time_zone`, as kube-controller-manager's).
 
     Guarantees:
         * At most one Job per scheduled time: the Job's name is derived from it, and a
           schedule time equal to ``status.lastScheduleTime`` is never started again.
         * With more than 100 missed start times only the most recent one is started (with a
           Warning ``TooManyMissedTimes``).
-
-    Caveats:
-        * Schedules without ``spec.timeZone`` are evaluated in UTC (Kubernetes uses the
-          controller's local zone). ``@every <duration>`` is not supported.
+        * A Job refused because the namespace is terminating is not reported (no event, no
+          retry before the next start time).
     """
 
     def __init__(
@@ -152,10 +163,13 @@ class CronJobController:
         clock: Clock = SYSTEM_CLOCK,
         workers: int = DEFAULT_WORKERS,
         registry: CollectorRegistry | None = None,
+        time_zone: tzinfo | None = None,
     ) -> None:
         self._client = client
         self._recorder = recorder
         self._clock = clock
+        self.default_time_zone: tzinfo = time_zone if time_zone is not None else local_time_zone()
+        """The zone of CronJobs without ``spec.timeZone``."""
         cj_informer = factory.informer_for(CronJob)
         job_informer = factory.informer_for(Job)
         self.cronjobs = cj_informer.lister()
@@ -236,7 +250,7 @@ class _Sync:
                 await self._clean_history(children)
             return Result()
         try:
-            tz = resolve_time_zone(spec.time_zone)
+            tz = resolve_time_zone(spec.time_zone, default=self.ctl.default_time_zone)
         except ScheduleError as exc:
             await self._write_status(status)
             self._event("Warning", "UnknownTimeZone", str(exc))
@@ -252,7 +266,11 @@ class _Sync:
         status = await self._maybe_start(status, children, schedule)
         cj = await self._write_status(status)
         await self._clean_history(children)
-        next_time = schedule.next_after(self.now)
+        # kube's nextScheduleTimeDuration: the start time after the most recent one due (or
+        # after the earliest time considered), which for @every counts from the last start
+        earliest = status.last_schedule_time or cj.metadata.creation_timestamp or self.now
+        latest, _ = most_recent_time(schedule, earliest, self.now)
+        next_time = schedule.next_after(latest or earliest)
         wait = (next_time - self.ctl.clock.now()).total_seconds() + _NEXT_SYNC_SLACK
         return Result(requeue_after=max(wait, _NEXT_SYNC_SLACK))
 
@@ -341,7 +359,10 @@ class _Sync:
             for ref in list(active):
                 await self._delete_job(str(ref.name), ref.uid)
                 active = [r for r in active if r.uid != ref.uid]
-        job = await self._create_job(name, scheduled, children)
+        try:
+            job = await self._create_job(name, scheduled, children)
+        except _NotCreated:
+            return msgspec.structs.replace(status, active=active or None)
         if job is not None:
             active.append(
                 ObjectReference(
@@ -386,6 +407,10 @@ class _Sync:
             self._event("Warning", "FailedCreate", f"Error creating job: {name} already exists")
             raise
         except KcmError as exc:
+            if _namespace_terminating(exc):
+                # every create fails until the namespace is gone: nothing to report or retry
+                logger.info("cronjob %s: namespace is terminating, not creating %s", self.key, name)
+                raise _NotCreated from exc
             self._event("Warning", "FailedCreate", f"Error creating job: {exc}")
             raise
         self._event("Normal", "SuccessfulCreate", f"Created job {created.metadata.name}")
@@ -442,9 +467,12 @@ class _Sync:
         return self.cj
 
 
-def add_to_manager(manager: Manager, *, workers: int = DEFAULT_WORKERS) -> None:
+def add_to_manager(
+    manager: Manager, *, workers: int = DEFAULT_WORKERS, time_zone: tzinfo | None = None
+) -> None:
     """Build a :class:`CronJobController` from the manager (events as
-    ``cronjob-controller``) and add it (leader-gated)."""
+    ``cronjob-controller``; CronJobs without ``spec.timeZone`` in ``time_zone``, default the
+    local zone) and add it (leader-gated)."""
     manager.add(
         CronJobController(
             manager.client,
@@ -453,5 +481,6 @@ def add_to_manager(manager: Manager, *, workers: int = DEFAULT_WORKERS) -> None:
             clock=manager.clock,
             workers=workers,
             registry=manager.registry,
+            time_zone=time_zone,
         )
     )

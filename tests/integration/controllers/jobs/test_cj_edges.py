@@ -19,7 +19,8 @@ from kcm.controllers.cronjob import job_name_for
 from kcm.errors import NotFound
 from kcm.models import format_time
 from kcm.models.batch_v1 import CronJob, Job
-from kcm.models.core_v1 import Pod
+from kcm.models.core_v1 import Namespace, Pod
+from kcm.models.meta_v1 import ObjectMeta
 from kcm.runtime import Manager
 from kcm.testing import FakeClock
 
@@ -142,3 +143,34 @@ async def test_cronjob_job_and_ttl_controllers_together_under_a_manager() -> Non
             tg.cancel_scope.cancel()
             with anyio.CancelScope(shield=True):
                 await clock.advance(31)
+
+
+async def test_a_terminating_namespace_is_not_reported_or_retried() -> None:
+    """Creates refused because the namespace is terminating (cause NamespaceTerminating):
+    no FailedCreate event, no failed reconcile to retry, no lastScheduleTime; the next try
+    is the next start time."""
+    async with running(cj_controller) as env:
+        namespaces = env.client.api(Namespace)
+        await namespaces.create(Namespace(metadata=ObjectMeta(name="doomed")))
+        api = env.client.api(CronJob, "doomed")
+        manifest = cronjob("tick")
+        await api.create(
+            msgspec.structs.replace(
+                manifest, metadata=msgspec.structs.replace(manifest.metadata, namespace="doomed")
+            )
+        )
+        await env.quiesce()
+        await namespaces.delete("doomed")  # stays Terminating: no namespace controller runs
+        await env.quiesce()
+        controller = env.built[0].controller
+        for _ in range(3):  # three start times come and go
+            await env.clock.advance(60)
+            await env.quiesce()
+        assert (await env.client.api(Job, "doomed").list()).items == []
+        assert not [e for e in env.recorder.events if e.startswith("Warning")]
+        assert controller.reconcile_counts["error"] == 0
+        cj = await api.get("tick")
+        assert cj.status is None or (cj.status.last_schedule_time, cj.status.active) == (
+            None,
+            None,
+        )

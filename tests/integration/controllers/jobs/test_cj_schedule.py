@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from jobs_harness import NS, Env, job_manifest, running
@@ -24,7 +25,18 @@ START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def cj_controller(client: Any, factory: Any, clock: Any, recorder: Any) -> CronJobController:
-    return CronJobController(client, factory, recorder=recorder, clock=clock)
+    # CronJobs without spec.timeZone run in the controller's zone: UTC here, whatever the
+    # machine's local zone is
+    return CronJobController(client, factory, recorder=recorder, clock=clock, time_zone=UTC)
+
+
+def cj_controller_in(zone: str) -> Any:
+    def make(client: Any, factory: Any, clock: Any, recorder: Any) -> CronJobController:
+        return CronJobController(
+            client, factory, recorder=recorder, clock=clock, time_zone=ZoneInfo(zone)
+        )
+
+    return make
 
 
 def cronjob(name: str, schedule: str = "* * * * *", **spec: Any) -> CronJob:
@@ -185,6 +197,52 @@ async def test_time_zone_schedule_runs_at_local_time() -> None:
         assert job.metadata.name == job_name_for("ktm", due)
         stamp = (job.metadata.annotations or {})[SCHEDULED_TIMESTAMP_ANNOTATION]
         assert stamp == "2026-01-01T05:47:00+05:45"
+
+
+async def test_without_a_time_zone_the_controller_zone_applies() -> None:
+    """No spec.timeZone: the schedule runs in the controller's zone (kube-controller-manager's
+    local zone; injected here), not in UTC."""
+    async with running(cj_controller_in("Asia/Kathmandu")) as env:
+        api = env.client.api(CronJob, NS)
+        await api.create(cronjob("local", "47 5 * * *"))
+        await env.quiesce()
+        due = datetime(2026, 1, 1, 0, 2, tzinfo=UTC)  # 05:47 in Kathmandu
+        await env.clock.advance((due - START).total_seconds() - 1)
+        await env.quiesce()
+        assert await jobs_of(env, "local") == []
+        await env.clock.advance(1.2)
+        (job,) = await wait_jobs(env, "local", 1)
+        assert job.metadata.name == job_name_for("local", due)
+        stamp = (job.metadata.annotations or {})[SCHEDULED_TIMESTAMP_ANNOTATION]
+        assert stamp == "2026-01-01T05:47:00+05:45"
+
+
+async def test_every_duration_counts_from_creation_then_from_each_start() -> None:
+    """``@every 90s``: the first Job 90 s after the CronJob was created, then every 90 s
+    after the previous start (not on clock boundaries)."""
+    async with running(cj_controller) as env:
+        api = env.client.api(CronJob, NS)
+        await env.clock.advance(7)  # created at 00:00:07
+        created = (await api.create(cronjob("every", "@every 1m30s"))).metadata.creation_timestamp
+        assert created == datetime(2026, 1, 1, 0, 0, 7, tzinfo=UTC)
+        await env.quiesce()
+        await env.clock.advance(89)
+        await env.quiesce()
+        assert await jobs_of(env, "every") == []
+        await env.clock.advance(1.2)
+        (first,) = await wait_jobs(env, "every", 1)
+        assert first.metadata.name == job_name_for(
+            "every", datetime(2026, 1, 1, 0, 1, 37, tzinfo=UTC)
+        )
+        await env.quiesce()
+        await env.clock.advance(89.5)  # 00:03:06.7: the next start (00:03:07) is not due
+        await env.quiesce()
+        assert len(await jobs_of(env, "every")) == 1
+        await env.clock.advance(0.5)
+        _, second = await wait_jobs(env, "every", 2)
+        scheduled = (second.metadata.annotations or {})[SCHEDULED_TIMESTAMP_ANNOTATION]
+        assert datetime.fromisoformat(scheduled) == datetime(2026, 1, 1, 0, 3, 7, tzinfo=UTC)
+        assert not await _has_event(env, "UnparseableSchedule")
 
 
 async def test_suspend_creates_nothing_then_only_the_latest_missed_time_runs() -> None:
