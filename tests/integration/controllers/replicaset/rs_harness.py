@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import httpx
 import msgspec
+from controller_quiesce import quiesce
 from prometheus_client import CollectorRegistry
 
 from kcm.apiserver import ApiServer
@@ -25,7 +26,7 @@ from kcm.client import Api, ApiClient
 from kcm.informers import SharedInformerFactory
 from kcm.models.core_v1 import Container, Pod, PodSpec, PodTemplateSpec
 from kcm.models.meta_v1 import ObjectMeta
-from kcm.testing import FakeRecorder
+from kcm.testing import FakeClock, FakeRecorder
 
 NS = "default"
 LABELS = {"app": "web"}
@@ -164,6 +165,21 @@ class Running:
     recorder: FakeRecorder
     tap: Tap
     registry: CollectorRegistry
+    factory: SharedInformerFactory
+    clock: FakeClock | None = None
+
+    async def quiesce(self) -> None:
+        """Wait until the controller has acted on everything so far (see controller_quiesce);
+        while the pod watch is held back the cache cannot match the server, so then only
+        until its queue is empty and no reconcile is in flight."""
+        inner = self.controller.manager.controller
+        gate = self.tap.pod_watch_gate
+        if gate is None or gate.is_set():
+            await quiesce([inner], self.factory, self.client, clock=self.clock)
+            return
+        with anyio.fail_after(10):
+            while len(inner.queue) or inner.queue.processing:  # noqa: ASYNC110 - no idle event
+                await anyio.sleep(0.01)
 
     def reconciles(self, name: str) -> float:
         total = 0.0
@@ -202,7 +218,16 @@ async def running(
             await tg.start(factory.run)
             await tg.start(run_controller)
         try:
-            yield Running(client, controller, recorder, tap, registry)
+            clock = kwargs.get("clock")
+            yield Running(
+                client,
+                controller,
+                recorder,
+                tap,
+                registry,
+                factory,
+                clock if isinstance(clock, FakeClock) else None,
+            )
         finally:
             await _stop(controller.manager.controller.queue, scope, stopped)
             tg.cancel_scope.cancel()

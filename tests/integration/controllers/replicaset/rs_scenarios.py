@@ -28,7 +28,11 @@ from rs_harness import (
 
 from kcm.apiserver import ApiServer
 from kcm.client import Api, ApiClient
-from kcm.controllers.replicaset import POD_DELETION_COST_ANNOTATION, ReplicaSetController
+from kcm.controllers.replicaset import (
+    BURST_REPLICAS,
+    POD_DELETION_COST_ANNOTATION,
+    ReplicaSetController,
+)
 from kcm.controllers.replicationcontroller import ReplicationControllerController
 from kcm.errors import NotFound
 from kcm.models import ObjectKey
@@ -324,11 +328,8 @@ async def scenario_available_replicas_honour_min_ready_seconds(
 
 
 async def _quiesce_reconciles(rt: Running) -> None:
-    """Wait until the controller has nothing queued or in flight."""
-    queue = rt.controller.manager.controller.queue
-    with anyio.fail_after(10):
-        while len(queue) or queue.processing:  # noqa: ASYNC110 - no event for "idle"
-            await anyio.sleep(0.01)
+    """Wait until the controller has acted on everything so far (Running.quiesce)."""
+    await rt.quiesce()
 
 
 async def scenario_create_failure_sets_replica_failure_and_retries(
@@ -487,3 +488,35 @@ async def scenario_expectations_expire(server: ApiServer, kind: Kind) -> None:
         assert rt.controller.expectations.satisfied(key)
         rt.controller.manager.controller.enqueue(key)
         await eventually(lambda: _creates_reached(rt, 4))  # the cache still shows no pods
+
+
+async def scenario_burst_limit_caps_creates_per_sync(server: ApiServer, kind: Kind) -> None:
+    """600 replicas: one sync creates at most 500 pods (burstReplicas), in slow-start batches
+    of 1, 2, 4 ... 128 and then the 245 left; while the informer has not seen them nothing
+    more is created; once it has, the next sync creates the other 100."""
+    async with running(server, kind.make) as rt, ApiClient(server.client_config()) as client:
+        api = client.api(kind.model, NS)
+        pods = client.api(Pod, NS)
+        gate = anyio.Event()
+        rt.tap.pod_watch_gate = gate  # the informer does not see the creates yet
+        owner = await api.create(kind.owner("web", 600))
+        await eventually(lambda: _creates_reached(rt, BURST_REPLICAS), within=60)
+        await wait_status(api, "web", replicas=0)
+        await _quiesce_reconciles(rt)
+        await api.patch("web", {"metadata": {"annotations": {"poke": "1"}}})  # one more sync
+        await _quiesce_reconciles(rt)
+        assert rt.tap.pod_creates() == BURST_REPLICAS == 500
+        sizes = [1, 2, 4, 8, 16, 32, 64, 128, 245]
+        starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        for batch, (start, size) in enumerate(zip(starts, sizes, strict=True)):
+            for create in rt.tap.creates[start : start + size]:
+                # every create of a batch starts after all earlier batches completed
+                assert create.completed_before_start >= start, (batch, create)
+            if batch + 1 < len(sizes):
+                # and the next batch waited for this whole batch
+                nxt = rt.tap.creates[start + size]
+                assert nxt.completed_before_start >= start + size
+        gate.set()
+        await wait_owned(pods, owner.metadata.uid, 600)
+        await wait_status(api, "web", replicas=600)
+        assert rt.tap.pod_creates() == 600

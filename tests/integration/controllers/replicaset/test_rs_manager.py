@@ -17,13 +17,6 @@ from kcm.runtime import Manager
 pytestmark = pytest.mark.anyio
 
 
-def test_constants() -> None:
-    assert (replicaset.NAME, replicationcontroller.NAME) == ("replicaset", "replicationcontroller")
-    assert replicaset.DEFAULT_WORKERS == replicationcontroller.DEFAULT_WORKERS == 5
-    assert replicaset.HELP
-    assert replicationcontroller.HELP
-
-
 async def test_add_to_manager_runs_both_controllers(api_server: ApiServer) -> None:
     config = msgspec.structs.replace(api_server.client_config(), qps=-1)
     async with ApiClient(config) as client, anyio.create_task_group() as tg:

@@ -57,3 +57,7 @@ async def test_rs_namespace_terminating_is_swallowed(api_server: ApiServer) -> N
 
 async def test_rs_expectations_expire_after_five_minutes(api_server: ApiServer) -> None:
     await s.scenario_expectations_expire(api_server, RS)
+
+
+async def test_rs_burst_limit_caps_creates_at_500_per_sync(api_server: ApiServer) -> None:
+    await s.scenario_burst_limit_caps_creates_per_sync(api_server, RS)
