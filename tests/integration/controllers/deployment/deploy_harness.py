@@ -302,7 +302,8 @@ class Env(tuple[ApiClient, DeploymentController, FakeRecorder, FakeReplicaSets |
         controllers = [controller.controller]
         for other in self.others:
             inner = getattr(other, "manager", other)
-            controllers.append(inner.controller)
+            if hasattr(inner, "controller"):
+                controllers.append(inner.controller)
         rs_lister = controller.replica_sets
 
         def busy() -> bool:
