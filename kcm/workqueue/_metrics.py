@@ -1,5 +1,10 @@
 """Workqueue metrics under client-go's names, injected per queue (no process-global provider).
 
+Two label sets share the ``workqueue_*`` names in one registry: a standalone queue reports as
+client-go's component-base does (label ``name``, buckets ``ExponentialBuckets(1e-8, 10, 10)``),
+a controller's queue as controller-runtime does (labels ``name`` and ``controller``, buckets
+``ExponentialBuckets(10e-9, 10, 12)``), so dashboards written for either keep working.
+
 A queue built without ``metrics=`` holds ``None`` and skips every metrics call with one ``is
 None`` test, so disabled metrics cost nothing measurable. :class:`PrometheusMetrics` registers
 one collector in the :class:`prometheus_client.CollectorRegistry` you give it; queues only bump
@@ -16,23 +21,28 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import ClassVar, Protocol, cast, final
 
 from prometheus_client import CollectorRegistry
-from prometheus_client.core import (
-    CounterMetricFamily,
-    GaugeMetricFamily,
-    HistogramMetricFamily,
-    Metric,
-)
+from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
+from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString
 
 from ..clock import Clock
 
-__all__ = ["DEFAULT_BUCKETS", "MetricsProvider", "PrometheusMetrics", "QueueMetrics"]
+__all__ = [
+    "CONTROLLER_BUCKETS",
+    "DEFAULT_BUCKETS",
+    "MetricsProvider",
+    "PrometheusMetrics",
+    "QueueMetrics",
+]
 
 _go_float = cast(Callable[[float], str], floatToGoString)
 
 DEFAULT_BUCKETS: tuple[float, ...] = tuple(1e-8 * 10**i for i in range(10))
 """component-base's ``ExponentialBuckets(1e-8, 10, 10)``: 10 ns .. 10 s."""
+
+CONTROLLER_BUCKETS: tuple[float, ...] = tuple(float(f"1e{i - 8}") for i in range(12))
+"""controller-runtime's ``ExponentialBuckets(10e-9, 10, 12)``: 10 ns .. 1000 s."""
 
 
 class QueueMetrics(Protocol):
@@ -100,14 +110,20 @@ class _PrometheusQueueMetrics:
         "_processing_starts",
         "adds",
         "depth",
+        "labels",
         "name",
         "queue_duration",
         "retries",
         "work_duration",
     )
 
-    def __init__(self, name: str, clock: Clock, buckets: Sequence[float]) -> None:
+    def __init__(
+        self, name: str, clock: Clock, buckets: Sequence[float], controller: str | None = None
+    ) -> None:
         self.name = name
+        self.labels = (
+            {"name": name} if controller is None else {"name": name, "controller": controller}
+        )
         self._clock = clock
         self.depth = 0
         self.adds = 0
@@ -158,41 +174,53 @@ _HELP = {
 }
 
 
+def _family(name: str, key: str, typ: str) -> Metric:
+    return Metric(name, _HELP[key], typ)
+
+
+def _histogram_samples(
+    family: Metric, labels: dict[str, str], histogram: _Histogram
+) -> Iterator[Sample]:
+    buckets, total = histogram.cumulative()
+    for le, count in buckets:
+        yield Sample(f"{family.name}_bucket", {**labels, "le": le}, count)
+    yield Sample(f"{family.name}_count", labels, buckets[-1][1])
+    yield Sample(f"{family.name}_sum", labels, total)
+
+
 @final
 class _WorkqueueCollector(Collector):
-    """Builds every workqueue sample from the live queues when the registry is scraped."""
+    """Builds every workqueue sample from the live queues when the registry is scraped.
+
+    Samples of one family may carry different label sets (``name`` for standalone queues,
+    ``name`` and ``controller`` for controllers' queues), which the exposition formats allow.
+    """
 
     def __init__(self, queues: weakref.WeakValueDictionary[str, _PrometheusQueueMetrics]) -> None:
         self._queues = queues
 
     def collect(self) -> Iterator[Metric]:
-        depth = GaugeMetricFamily("workqueue_depth", _HELP["depth"], labels=["name"])
-        adds = CounterMetricFamily("workqueue_adds_total", _HELP["adds"], labels=["name"])
-        queue_duration = HistogramMetricFamily(
-            "workqueue_queue_duration_seconds", _HELP["queue_duration"], labels=["name"]
-        )
-        work_duration = HistogramMetricFamily(
-            "workqueue_work_duration_seconds", _HELP["work_duration"], labels=["name"]
-        )
-        unfinished = GaugeMetricFamily(
-            "workqueue_unfinished_work_seconds", _HELP["unfinished"], labels=["name"]
-        )
-        longest = GaugeMetricFamily(
-            "workqueue_longest_running_processor_seconds", _HELP["longest"], labels=["name"]
-        )
-        retries = CounterMetricFamily("workqueue_retries_total", _HELP["retries"], labels=["name"])
-        for name, queue in sorted(self._queues.items()):
-            labels = [name]
-            depth.add_metric(labels, queue.depth)
-            adds.add_metric(labels, queue.adds)
-            retries.add_metric(labels, queue.retries)
-            buckets, total = queue.queue_duration.cumulative()
-            queue_duration.add_metric(labels, buckets, total)
-            buckets, total = queue.work_duration.cumulative()
-            work_duration.add_metric(labels, buckets, total)
+        depth = _family("workqueue_depth", "depth", "gauge")
+        adds = _family("workqueue_adds", "adds", "counter")
+        queue_duration = _family("workqueue_queue_duration_seconds", "queue_duration", "histogram")
+        work_duration = _family("workqueue_work_duration_seconds", "work_duration", "histogram")
+        unfinished = _family("workqueue_unfinished_work_seconds", "unfinished", "gauge")
+        longest = _family("workqueue_longest_running_processor_seconds", "longest", "gauge")
+        retries = _family("workqueue_retries", "retries", "counter")
+        for _name, queue in sorted(self._queues.items()):
+            labels = queue.labels
+            depth.samples.append(Sample(depth.name, labels, queue.depth))
+            adds.samples.append(Sample("workqueue_adds_total", labels, queue.adds))
+            retries.samples.append(Sample("workqueue_retries_total", labels, queue.retries))
+            queue_duration.samples.extend(
+                _histogram_samples(queue_duration, labels, queue.queue_duration)
+            )
+            work_duration.samples.extend(
+                _histogram_samples(work_duration, labels, queue.work_duration)
+            )
             total_age, oldest = queue.in_flight()
-            unfinished.add_metric(labels, total_age)
-            longest.add_metric(labels, oldest)
+            unfinished.samples.append(Sample(unfinished.name, labels, total_age))
+            longest.samples.append(Sample(longest.name, labels, oldest))
         yield from (depth, adds, queue_duration, work_duration, unfinished, longest, retries)
 
     def describe(self) -> Iterator[Metric]:
@@ -208,30 +236,45 @@ class _WorkqueueCollector(Collector):
 class PrometheusMetrics:
     """client-go's workqueue metrics in one :class:`~prometheus_client.CollectorRegistry`.
 
-    One provider serves any number of queues, each labelled by its ``name``. Metric names:
-    ``workqueue_depth``, ``workqueue_adds_total``, ``workqueue_queue_duration_seconds``,
+    One provider serves any number of queues. Metric names: ``workqueue_depth``,
+    ``workqueue_adds_total``, ``workqueue_queue_duration_seconds``,
     ``workqueue_work_duration_seconds``, ``workqueue_unfinished_work_seconds``,
     ``workqueue_longest_running_processor_seconds``, ``workqueue_retries_total``.
+
+    A queue built with the provider itself (or ``metrics=registry``) reports as client-go's
+    component-base: label ``name``, histogram ``buckets``. One built with
+    :meth:`for_controllers` (what :class:`kcm.runtime.Controller` does) reports as
+    controller-runtime: labels ``name`` and ``controller`` (both the queue's name) and
+    ``controller_buckets``. Both kinds share the metric names in one registry.
 
     Queues only bump plain counters; every sample (including the two in-flight gauges, which
     client-go refreshes on a 500 ms ticker) is computed when the registry is scraped.
 
     Args:
         registry: where the metrics are registered (one provider per registry).
-        buckets: histogram buckets in seconds (default: component-base's
+        buckets: histogram buckets in seconds of standalone queues (default: component-base's
             ``ExponentialBuckets(1e-8, 10, 10)``, 10 ns .. 10 s; also
             ``PrometheusMetrics.default_buckets``).
+        controller_buckets: the same for controllers' queues (default: controller-runtime's
+            ``ExponentialBuckets(10e-9, 10, 12)``, 10 ns .. 1000 s; also
+            ``PrometheusMetrics.controller_buckets``).
 
     Raises:
         ValueError: from prometheus-client if the registry already has these metric names.
     """
 
     default_buckets: ClassVar[tuple[float, ...]] = DEFAULT_BUCKETS
+    controller_buckets: ClassVar[tuple[float, ...]] = CONTROLLER_BUCKETS
 
     def __init__(
-        self, registry: CollectorRegistry, *, buckets: Sequence[float] = DEFAULT_BUCKETS
+        self,
+        registry: CollectorRegistry,
+        *,
+        buckets: Sequence[float] = DEFAULT_BUCKETS,
+        controller_buckets: Sequence[float] = CONTROLLER_BUCKETS,
     ) -> None:
         self._buckets = tuple(buckets)
+        self._controller_buckets = tuple(controller_buckets)
         self._queues: weakref.WeakValueDictionary[str, _PrometheusQueueMetrics] = (
             weakref.WeakValueDictionary()
         )
@@ -250,16 +293,48 @@ class PrometheusMetrics:
         return provider
 
     def queue_metrics(self, name: str, clock: Clock) -> QueueMetrics:
-        """Metrics for the queue ``name``.
+        """Metrics for the standalone queue ``name`` (label ``name``, client-go's buckets).
 
         Raises:
             ValueError: a live queue already reports under ``name`` (samples would collide).
         """
+        return self._register(name, clock, self._buckets, None)
+
+    def controller_queue_metrics(self, name: str, clock: Clock) -> QueueMetrics:
+        """Metrics for the queue of controller ``name`` (labels ``name`` and ``controller``,
+        controller-runtime's buckets), so controller-runtime dashboards work unchanged.
+
+        Raises:
+            ValueError: a live queue already reports under ``name``.
+        """
+        return self._register(name, clock, self._controller_buckets, name)
+
+    def for_controllers(self) -> MetricsProvider:
+        """A provider whose ``queue_metrics`` is :meth:`controller_queue_metrics`: pass it as a
+        controller's queue ``metrics=``."""
+        return _ControllerProvider(self)
+
+    def _register(
+        self, name: str, clock: Clock, buckets: tuple[float, ...], controller: str | None
+    ) -> QueueMetrics:
         if name in self._queues:
             raise ValueError(f"a workqueue named {name!r} already reports to this registry")
-        metrics = _PrometheusQueueMetrics(name, clock, self._buckets)
+        metrics = _PrometheusQueueMetrics(name, clock, buckets, controller)
         self._queues[name] = metrics
         return metrics
+
+
+@final
+class _ControllerProvider:
+    """:class:`PrometheusMetrics` seen as a provider for controllers' queues."""
+
+    __slots__ = ("_provider",)
+
+    def __init__(self, provider: PrometheusMetrics) -> None:
+        self._provider = provider
+
+    def queue_metrics(self, name: str, clock: Clock) -> QueueMetrics:
+        return self._provider.controller_queue_metrics(name, clock)
 
 
 _BY_REGISTRY: weakref.WeakKeyDictionary[CollectorRegistry, PrometheusMetrics] = (

@@ -107,6 +107,55 @@ async def test_registry_shorthand_reuses_one_provider() -> None:
     assert sample(reg, "workqueue_adds_total", "b") == 1
 
 
+async def test_controller_queues_carry_controller_runtime_labels_and_buckets() -> None:
+    clock = FakeClock()
+    reg = CollectorRegistry()
+    provider = PrometheusMetrics.for_registry(reg)
+    standalone = Queue[str](name="gc", clock=clock, metrics=provider)
+    controller = Queue[str](name="rs", clock=clock, metrics=provider.for_controllers())
+    for q in (standalone, controller):
+        q.add("a")
+        await clock.advance(500)
+        q.done(await q.get())
+    families = {m.name: m for m in reg.collect()}
+    assert set(families) == {
+        "workqueue_depth",
+        "workqueue_adds",
+        "workqueue_queue_duration_seconds",
+        "workqueue_work_duration_seconds",
+        "workqueue_unfinished_work_seconds",
+        "workqueue_longest_running_processor_seconds",
+        "workqueue_retries",
+    }
+    label_sets = {
+        name: sorted({tuple(sorted(k for k in s.labels if k != "le")) for s in m.samples})
+        for name, m in families.items()
+    }
+    # client-go's component-base: name; controller-runtime: name and controller (M3).
+    assert set(map(tuple, label_sets.values())) == {(("controller", "name"), ("name",))}
+    rs = {"name": "rs", "controller": "rs"}
+    assert reg.get_sample_value("workqueue_adds_total", rs) == 1
+    assert reg.get_sample_value("workqueue_adds_total", {"name": "gc"}) == 1
+    assert reg.get_sample_value("workqueue_depth", rs) == 0
+
+    def les(queue: str) -> list[str]:
+        return [
+            s.labels["le"]
+            for s in families["workqueue_queue_duration_seconds"].samples
+            if s.name.endswith("_bucket") and s.labels["name"] == queue
+        ]
+
+    decades = ["1e-08", "1e-07", "1e-06", "1e-05", "0.0001", "0.001", "0.01", "0.1", "1.0"]
+    assert les("gc") == [*decades, "10.0", "+Inf"]  # ExponentialBuckets(1e-8, 10, 10)
+    assert les("rs") == [*decades, "10.0", "100.0", "1000.0", "+Inf"]  # (10e-9, 10, 12)
+    bucket = "workqueue_queue_duration_seconds_bucket"
+    assert reg.get_sample_value(bucket, {**rs, "le": "100.0"}) == 0  # waited 500 s
+    assert reg.get_sample_value(bucket, {**rs, "le": "1000.0"}) == 1
+    assert PrometheusMetrics.controller_buckets[-1] == 1000.0
+    with pytest.raises(ValueError, match="already reports"):
+        Queue[str](name="gc", metrics=provider.for_controllers())  # names stay unique
+
+
 async def test_custom_provider_protocol() -> None:
     events: list[tuple[str, Hashable]] = []
 
