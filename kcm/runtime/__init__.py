@@ -64,6 +64,7 @@ from ._reconciler import Result as Result
 from ._reconciler import TerminalError as TerminalError
 from ._reconciler import current_reconcile as current_reconcile
 from ._reconciler import is_terminal as is_terminal
+from ._shutdown import graceful_shield as graceful_shield
 from ._types import HasMetadata as HasMetadata
 
 __all__ = [
@@ -110,6 +111,7 @@ __all__ = [
     "enqueue_owner",
     "generation_changed",
     "get_controller_of",
+    "graceful_shield",
     "has_finalizer",
     "is_terminal",
     "label_selector",

@@ -22,12 +22,18 @@ from kcm.clock import SYSTEM_CLOCK, Clock, move_on_after
 from kcm.errors import CacheSyncTimeoutError, Conflict, ShutDown
 from kcm.informers import HandlerRegistration, KubeObject, SharedIndexInformer
 from kcm.models import ObjectKey
-from kcm.workqueue import ItemExponentialFailureRateLimiter, RateLimiter, RateLimitingQueue
+from kcm.workqueue import (
+    ItemExponentialFailureRateLimiter,
+    PrometheusMetrics,
+    RateLimiter,
+    RateLimitingQueue,
+)
 
 from ._handlers import EventHandler, QueueingHandler
 from ._metrics import ControllerMetrics
 from ._predicates import Predicate
 from ._reconciler import ReconcileContext, Reconciler, Result, _current, is_terminal
+from ._shutdown import breakable, graceful_shield
 
 __all__ = ["Controller"]
 
@@ -44,6 +50,33 @@ class _Pending(NamedTuple):
     registration: HandlerRegistration
     kind: str
     informer: SharedIndexInformer[Any] | None
+
+
+class _Source:
+    """One :meth:`Controller.watch`: kept so a restarted controller can register it again."""
+
+    __slots__ = ("handler", "informer", "kind", "registration")
+
+    def __init__(
+        self,
+        informer: SharedIndexInformer[Any],
+        handler: QueueingHandler[Any],
+        kind: str,
+        registration: HandlerRegistration,
+    ) -> None:
+        self.informer = informer
+        self.handler = handler
+        self.kind = kind
+        self.registration = registration
+
+
+class _ControllerQueue(RateLimitingQueue[K]):
+    """The controller's queue, reopened when the controller runs again (leader re-election)."""
+
+    def reopen(self) -> None:
+        """Accept adds again after a shutdown; keys still queued stay (and are reconciled)."""
+        self._shutting_down = False
+        self._drain = False
 
 
 @final
@@ -64,7 +97,9 @@ class Controller(Generic[K]):
             to sync before failing with :class:`~kcm.errors.CacheSyncTimeoutError` (C5:
             2 minutes).
         graceful_shutdown_timeout: how long in-flight reconciles may run on after :meth:`run`
-            is cancelled before they are cancelled too (None: wait for ever).
+            is cancelled before they are cancelled too (None: wait for ever). Under a
+            :class:`~kcm.runtime.Manager` the manager's own deadline and leadership loss cut
+            this short (the in-flight reconciles are cancelled at once then).
         reconcile_timeout: cancel a reconcile that runs longer than this many seconds and
             treat it as a failure (a ``TimeoutError``, retried with backoff); None (default):
             no limit.
@@ -87,7 +122,9 @@ class Controller(Generic[K]):
 
     Caveats:
         * Cancelling :meth:`run` stops workers from taking new keys at once; keys still queued
-          are dropped (the next informer event or resync brings them back).
+          (and keys whose reconcile was cancelled) wait for the next :meth:`run` (a stopped
+          controller may be run again, e.g. after leader re-election); the watches are
+          registered again then, which replays every cached object.
     """
 
     def __init__(
@@ -122,8 +159,15 @@ class Controller(Generic[K]):
             else ItemExponentialFailureRateLimiter(0.005, 1000.0, clock=clock)
         )
         try:
-            self.queue: RateLimitingQueue[K] = RateLimitingQueue(
-                limiter, name=name, clock=clock, metrics=metrics
+            self.queue: RateLimitingQueue[K] = _ControllerQueue(
+                limiter,
+                name=name,
+                clock=clock,
+                metrics=(
+                    PrometheusMetrics.for_registry(metrics).for_controllers()
+                    if metrics is not None
+                    else None
+                ),
             )
         except ValueError as exc:
             raise ValueError(
@@ -136,8 +180,10 @@ class Controller(Generic[K]):
             else None
         )
         self._registrations: list[_Pending] = []
-        self._watches: list[HandlerRegistration] = []
-        self._started = False
+        self._sources: list[_Source] = []
+        self._running = False
+        self._runs = 0
+        self._left_over: set[K] = set()
         self._stopping = False
         self._active = 0
         self._counts = dict.fromkeys(_RESULTS, 0)
@@ -178,7 +224,7 @@ class Controller(Generic[K]):
             informer: their informer; its ``last_error`` goes into that message too.
         """
         for registration in registrations:
-            label = kind if kind is not None else f"informer #{len(self._registrations) + 1}"
+            label = kind if kind is not None else f"informer #{self._source_count() + 1}"
             self._registrations.append(_Pending(registration, label, informer))
 
     def watch(
@@ -202,12 +248,14 @@ class Controller(Generic[K]):
         Raises:
             RuntimeError: the informer has stopped.
         """
-        registration = informer.add_event_handler(
-            QueueingHandler(handler, self.queue.add, predicates)
-        )
-        self._watches.append(registration)
-        self.wait_for([registration], kind=kind, informer=informer)
+        queueing = QueueingHandler(handler, self.queue.add, predicates)
+        registration = informer.add_event_handler(queueing)
+        label = kind if kind is not None else f"informer #{self._source_count() + 1}"
+        self._sources.append(_Source(informer, queueing, label, registration))
         return registration
+
+    def _source_count(self) -> int:
+        return len(self._registrations) + len(self._sources)
 
     def enqueue(self, key: K) -> None:
         """Queue ``key`` for a reconcile (what event handlers do)."""
@@ -220,41 +268,70 @@ class Controller(Generic[K]):
 
         ``task_status.started()`` is called once the workers run. On cancellation, workers
         take no new keys; in-flight reconciles may finish within ``graceful_shutdown_timeout``
-        (shielded from the cancellation), then they are cancelled; then ``run`` returns.
+        (shielded from the cancellation), then they are cancelled; then ``run`` returns. A
+        manager's hard stop (its deadline, leadership loss) cancels them at once instead.
+
+        ``run`` may be called again once it has returned (a manager does so when it is
+        elected again): the queue reopens, keeping the keys still queued, and the watches are
+        registered again (their initial adds queue every cached object once more).
 
         Raises:
-            RuntimeError: ``run`` was called before (controllers cannot be restarted).
+            RuntimeError: ``run`` is already running.
             CacheSyncTimeoutError: a handler registration did not sync within
                 ``cache_sync_timeout`` (also a ``TimeoutError``); it names the kinds.
         """
-        if self._started:
-            raise RuntimeError(f"controller {self.name!r} was already started")
-        self._started = True
+        if self._running:
+            raise RuntimeError(f"controller {self.name!r} is already running")
+        self._running = True
         try:
+            if self._runs:
+                self._restart()
+            self._runs += 1
+            self._stopping = False
             await self._wait_for_sync()
             workers_scope = anyio.CancelScope(shield=True)
-            async with anyio.create_task_group() as tg:
-                await tg.start(self.queue.run)
-                tg.start_soon(self._run_workers, workers_scope)
-                logger.info(
-                    "starting %d workers for controller %s",
-                    self.max_concurrent_reconciles,
-                    self.name,
-                )
-                task_status.started()
-                try:
-                    await anyio.sleep_forever()
-                finally:
-                    with anyio.CancelScope(shield=True):
-                        await self._shut_down(workers_scope)
+            with breakable(workers_scope):
+                async with anyio.create_task_group() as tg:
+                    await tg.start(self.queue.run)
+                    tg.start_soon(self._run_workers, workers_scope)
+                    logger.info(
+                        "starting %d workers for controller %s",
+                        self.max_concurrent_reconciles,
+                        self.name,
+                    )
+                    task_status.started()
+                    try:
+                        await anyio.sleep_forever()
+                    finally:
+                        self._stopping = True
+                        with graceful_shield():
+                            await self._drain()
+                        self.queue.shut_down()
+                        workers_scope.shield = False
+                        workers_scope.cancel()
         finally:
             self._stopping = True
             self.queue.shut_down()
-            for registration in self._watches:
-                registration.remove()
+            for source in self._sources:
+                source.registration.remove()
+            self._running = False
+
+    def _restart(self) -> None:
+        assert isinstance(self.queue, _ControllerQueue)
+        self.queue.reopen()
+        for key in self._left_over:  # cancelled mid-reconcile last time: not done yet
+            self.queue.add(key)
+        self._left_over.clear()
+        for source in self._sources:
+            if source.registration.removed:
+                source.registration = source.informer.add_event_handler(source.handler)
+        logger.info("controller %s: restarting", self.name)
 
     async def _wait_for_sync(self) -> None:
-        pending = [p for p in self._registrations if not p.registration.has_synced]
+        every = self._registrations + [
+            _Pending(source.registration, source.kind, source.informer) for source in self._sources
+        ]
+        pending = [p for p in every if not p.registration.has_synced]
         if not pending:
             return
         async with move_on_after(self._clock, self._cache_sync_timeout) as scope:
@@ -282,22 +359,19 @@ class Controller(Generic[K]):
             timeout=self._cache_sync_timeout,
         )
 
-    async def _shut_down(self, workers_scope: anyio.CancelScope) -> None:
-        self._stopping = True
+    async def _drain(self) -> None:
+        """Wait (at most the grace) for the reconciles in flight to finish."""
         if self._grace is None:
             await self.queue.shut_down_with_drain()
-        else:
-            async with move_on_after(self._clock, self._grace) as scope:
-                await self.queue.shut_down_with_drain()
-            if scope.cancelled_caught:
-                logger.warning(
-                    "controller %s: reconciles still running after %s s grace; cancelling them",
-                    self.name,
-                    self._grace,
-                )
-        self.queue.shut_down()
-        workers_scope.shield = False
-        workers_scope.cancel()
+            return
+        async with move_on_after(self._clock, self._grace) as scope:
+            await self.queue.shut_down_with_drain()
+        if scope.cancelled_caught:
+            logger.warning(
+                "controller %s: reconciles still running after %s s grace; cancelling them",
+                self.name,
+                self._grace,
+            )
 
     async def _run_workers(self, scope: anyio.CancelScope) -> None:
         with scope:
@@ -312,9 +386,15 @@ class Controller(Generic[K]):
                 key = await queue.get()
             except ShutDown:
                 return
+            if self._stopping:  # handed out by a shutting-down queue: keep it for the next run
+                self._left_over.add(key)
+                queue.done(key)
+                return
             try:
-                if not self._stopping:
-                    await self._reconcile(key)
+                await self._reconcile(key)
+            except BaseException:  # cancelled mid-reconcile (errors are handled inside)
+                self._left_over.add(key)
+                raise
             finally:
                 queue.done(key)
             await anyio.lowlevel.checkpoint()  # a reconciler that never awaits cannot starve

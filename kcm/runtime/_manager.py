@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Literal, Protocol, TypeVar, final
+from typing import Any, Literal, Protocol, TypeVar, final, overload
 
 import anyio
 import anyio.abc
@@ -37,12 +37,14 @@ from kcm.leaderelection import (
     ResourceLock,
     default_identity,
 )
+from kcm.models import PartialObjectMetadata, ResourceInfo, Unstructured
 
-from ._builder import ControllerBuilder
+from ._builder import ControllerBuilder, Source
 from ._event_recorder import EventRecorder
 from ._events import EventBroadcaster
 from ._health_server import HealthCheck, HealthServer, HealthzApp
 from ._predicates import Predicate
+from ._shutdown import HardStop
 
 __all__ = ["LeaderElectionOptions", "Manager", "Runnable", "run_until_signal"]
 
@@ -76,9 +78,9 @@ class LeaderElectionOptions:
             releases after every leader-gated runnable has stopped).
         exit_on_loss: losing leadership stops the manager with
             :class:`~kcm.errors.LeaderElectionLost` (default, as controller-runtime exits).
-            False: stop the leader-gated runnables and campaign again; on re-election their
-            ``run()`` is called again, so only use it with runnables that can be restarted
-            (a :class:`~kcm.runtime.Controller` cannot).
+            False: stop the leader-gated runnables (at once, without grace) and campaign
+            again; on re-election their ``run()`` is called again, so only use it with
+            runnables that can be restarted (a :class:`~kcm.runtime.Controller` can).
         lock: use this :class:`~kcm.leaderelection.ResourceLock` instead of building one
             from ``resource_lock`` on the manager's client. Busy managers should give the
             lock a client of its own (as kube-controller-manager does), so renewals never
@@ -165,8 +167,10 @@ class Manager:
         health_address: ``"host:port"`` to serve ``/healthz``, ``/readyz`` and ``/metrics``
             on (port 0 picks a free port, see :attr:`health_port`); None serves nothing.
         graceful_shutdown_timeout: how long stopping may take in total after :meth:`run` is
-            cancelled (None: wait for ever). Each controller also bounds its own in-flight
-            reconciles with its own ``graceful_shutdown_timeout``.
+            cancelled (None: wait for ever; 0: cancel everything at once). When it runs out,
+            everything still running is cancelled, in-flight reconciles included (see
+            :attr:`shutdown_timed_out`). Each controller also bounds its own in-flight
+            reconciles with its own ``graceful_shutdown_timeout``, within this one.
         factory: the shared informer factory (default: one on ``client`` and ``clock``).
         cache_sync_timeout: :meth:`run` fails with ``TimeoutError`` if the informers have not
             synced by then.
@@ -179,16 +183,23 @@ class Manager:
     Guarantees:
         * A leader-gated runnable never starts before this process holds the lease, and is
           stopped (fully) before the lease is released.
-        * Losing leadership stops the manager with :class:`~kcm.errors.LeaderElectionLost`
-          (unless ``exit_on_loss=False``); a runnable that raises stops the manager with that
-          exception (the first one, unwrapped from the task group).
+        * Losing leadership cancels the leader-gated runnables at once, in-flight reconciles
+          included (no grace, as controller-runtime), and stops the manager with
+          :class:`~kcm.errors.LeaderElectionLost` without grace for the rest (unless
+          ``exit_on_loss=False``: then it campaigns again). A runnable that raises stops the
+          manager with that exception (the first one, unwrapped from the task group).
         * Shutdown runs in reverse start order: leader-gated runnables (controllers let their
           in-flight reconciles finish), the lease is released, other runnables, events,
           informers, then the HTTP endpoint. ``/readyz`` fails from the moment shutdown
-          begins.
+          begins. ``graceful_shutdown_timeout`` bounds it: at the deadline (or on
+          :meth:`force_stop`) everything still running is cancelled, shields made with
+          :func:`~kcm.runtime.graceful_shield` (controllers' in-flight reconciles) included;
+          the timeout is logged at ERROR and :attr:`shutdown_timed_out` becomes True.
 
     Caveats:
-        A manager runs once; build a new one (and a new factory) to start again.
+        A manager runs once; build a new one (and a new factory) to start again. Cleanup
+        shielded with a plain ``anyio.CancelScope(shield=True)`` cannot be cancelled: the
+        manager waits for it past the deadline (the error log names the stages still running).
     """
 
     def __init__(
@@ -244,6 +255,13 @@ class Manager:
         self._started = False
         self._shutting_down = False
         self._errors: list[Exception] = []
+        self._hard_stop = HardStop()
+        self._term_stop: HardStop | None = None
+        self._stop_event: anyio.Event | None = None
+        self._shutdown_wait: anyio.CancelScope | None = None
+        self._forced = False
+        self._leadership_lost = False
+        self._timed_out = False
 
     def __repr__(self) -> str:
         return f"<Manager runnables={len(self._entries)} leader_election={self.leader_election}>"
@@ -270,9 +288,10 @@ class Manager:
         entry = _Entry(runnable, needs_leader_election)
         self._entries.append(entry)
         tg = self._leader_tg if needs_leader_election else self._runnables_tg
-        if tg is not None:
+        stop = self._term_stop if needs_leader_election else self._hard_stop
+        if tg is not None and stop is not None:
             entry.started = True
-            tg.start_soon(partial(_run_entry, entry), name=repr(runnable))
+            tg.start_soon(partial(_run_entry, entry, stop), name=repr(runnable))
 
     def add_healthz_check(self, name: str, check: HealthCheck) -> None:
         """Add a named ``/healthz`` check: a function returning (or awaiting) normally when
@@ -294,13 +313,65 @@ class Manager:
         """
         _add_check(self._readyz, "readyz", name, check)
 
+    @overload
     def controller_for(
-        self, model: type[T], *, predicates: Sequence[Predicate[T]] = ()
+        self,
+        model: type[T],
+        *,
+        metadata_only: Literal[False] = False,
+        predicates: Sequence[Predicate[T]] = (),
+        namespace: str | None = None,
+        label_selector: str | None = None,
+    ) -> ControllerBuilder: ...
+    @overload
+    def controller_for(
+        self,
+        model: ResourceInfo,
+        *,
+        metadata_only: Literal[False] = False,
+        predicates: Sequence[Predicate[Unstructured]] = (),
+        namespace: str | None = None,
+        label_selector: str | None = None,
+    ) -> ControllerBuilder: ...
+    @overload
+    def controller_for(
+        self,
+        model: Source,
+        *,
+        metadata_only: Literal[True],
+        predicates: Sequence[Predicate[PartialObjectMetadata]] = (),
+        namespace: str | None = None,
+        label_selector: str | None = None,
+    ) -> ControllerBuilder: ...
+    def controller_for(
+        self,
+        model: Source,
+        *,
+        metadata_only: bool = False,
+        predicates: Sequence[Predicate[Any]] = (),
+        namespace: str | None = None,
+        label_selector: str | None = None,
     ) -> ControllerBuilder:
         """A :class:`ControllerBuilder` on this manager's factory, clock and registry, with
-        ``for_(model, predicates=...)`` called; finish it with ``build(reconciler)`` and
-        :meth:`add` the result."""
-        return self.builder().for_(model, predicates=predicates)
+        ``for_(model, ...)`` called; finish it with ``build(reconciler)`` and :meth:`add` the
+        result. Takes what :meth:`ControllerBuilder.for_` takes: a model class, a
+        ``ResourceInfo`` (unstructured objects) or either with ``metadata_only=True``."""
+        builder = self.builder()
+        if metadata_only:
+            return builder.for_(
+                model,
+                metadata_only=True,
+                predicates=predicates,
+                namespace=namespace,
+                label_selector=label_selector,
+            )
+        if isinstance(model, ResourceInfo):
+            return builder.for_(
+                model, predicates=predicates, namespace=namespace, label_selector=label_selector
+            )
+        return builder.for_(
+            model, predicates=predicates, namespace=namespace, label_selector=label_selector
+        )
 
     def builder(self) -> ControllerBuilder:
         """A :class:`ControllerBuilder` on this manager's factory, clock and registry, whose
@@ -364,6 +435,29 @@ class Manager:
         """``host:port`` the endpoint is bound to while running."""
         return None if self._server is None else self._server.address
 
+    @property
+    def shutdown_timed_out(self) -> bool:
+        """True once a shutdown did not finish within ``graceful_shutdown_timeout``, so what
+        was still running got cancelled without its grace (controller-runtime's "failed
+        waiting for all runnables to end within grace period"; also logged at ERROR)."""
+        return self._timed_out
+
+    def force_stop(self) -> None:
+        """Stop now, without grace: cancel everything still running, in-flight reconciles
+        included (shields made with :func:`~kcm.runtime.graceful_shield` too).
+
+        What a second SIGINT/SIGTERM does under :func:`run_until_signal` (Kubernetes
+        components exit on a second signal). Starts the shutdown if it has not begun; a no-op
+        once the manager has stopped.
+        """
+        if self._forced:
+            return
+        self._forced = True
+        if self._stop_event is not None:
+            self._stop_event.set()
+        if self._shutdown_wait is not None:
+            self._shutdown_wait.cancel()
+
     async def wait_elected(self) -> None:
         """Return once the leader-gated runnables have started (at once without election)."""
         if self._elected is None:
@@ -390,6 +484,10 @@ class Manager:
         needing leader election run and the election has begun (use :meth:`wait_elected` to
         wait for leadership).
 
+        A shutdown that outlives ``graceful_shutdown_timeout`` cancels what is still running,
+        logs the timeout at ERROR and sets :attr:`shutdown_timed_out`; ``run`` then returns
+        normally (kcm.errors has no error type for it yet).
+
         Raises:
             RuntimeError: :meth:`run` was called before.
             TimeoutError: the informers did not sync within ``cache_sync_timeout``.
@@ -400,7 +498,9 @@ class Manager:
         if self._started:
             raise RuntimeError("a Manager runs once; build a new one to start again")
         self._started = True
-        stop = anyio.Event()
+        stop = self._stop_event = anyio.Event()
+        if self._forced:
+            stop.set()
         started = anyio.Event()
         try:
             async with anyio.create_task_group() as tg:
@@ -476,7 +576,7 @@ class Manager:
                 task_status.started()
 
         try:
-            with layer.scope:
+            with self._hard_stop.bound(), layer.scope:
                 await fn(task_status=_Status())
         except Exception as exc:
             if not ready:
@@ -490,22 +590,38 @@ class Manager:
 
     async def _shut_down(self, layers: list[_Layer]) -> None:
         grace = self.graceful_shutdown_timeout
+        if self._leadership_lost:
+            grace = 0.0  # as controller-runtime: the process is expected to exit at once
         remaining = [layer for layer in reversed(layers) if not layer.done.is_set()]
-        async with move_on_after(self.clock, grace if grace is not None else float("inf")) as sc:
-            while remaining:
-                layer = remaining[0]
-                logger.debug("manager: stopping %s", layer.name)
-                layer.scope.cancel()
-                await layer.done.wait()
-                remaining.pop(0)
-        if sc.cancelled_caught:
-            logger.warning(
-                "manager: graceful shutdown timed out after %s s while stopping %s; cancelling",
-                grace,
-                ", ".join(layer.name for layer in remaining),
-            )
+        with anyio.CancelScope() as waiting:
+            self._shutdown_wait = waiting
+            if self._forced or grace == 0:
+                waiting.cancel()
+            async with move_on_after(
+                self.clock, grace if grace is not None else float("inf")
+            ) as deadline:
+                while remaining:
+                    layer = remaining[0]
+                    logger.debug("manager: stopping %s", layer.name)
+                    layer.scope.cancel()
+                    await layer.done.wait()
+                    remaining.pop(0)
+        self._shutdown_wait = None
+        if remaining:
+            names = ", ".join(layer.name for layer in remaining)
+            if self._forced:
+                logger.warning("manager: stopping at once; cancelling %s", names)
+            elif deadline.cancelled_caught:
+                self._timed_out = True
+                logger.error(
+                    "manager: failed waiting for all runnables to end within grace period of "
+                    "%s s; cancelling %s",
+                    grace,
+                    names,
+                )
             for layer in remaining:
                 layer.scope.cancel()
+            self._hard_stop.stop()
         logger.info("manager stopped")
 
     async def _run_caches(self, *, task_status: TaskStatus[None]) -> None:
@@ -531,7 +647,9 @@ class Manager:
             for entry in self._entries:
                 if not entry.needs_leader_election and not entry.started:
                     entry.started = True
-                    await tg.start(partial(_run_entry, entry), name=repr(entry.runnable))
+                    await tg.start(
+                        partial(_run_entry, entry, self._hard_stop), name=repr(entry.runnable)
+                    )
             task_status.started()
             try:
                 await anyio.sleep_forever()
@@ -561,6 +679,7 @@ class Manager:
             await elector.run()
             # run() returns only when renewing failed; the leader work has stopped by now.
             if options.exit_on_loss:
+                self._leadership_lost = True
                 raise LeaderElectionLost(
                     f"leader election lost: {lock.identity} could not renew lock "
                     f"{lock.describe()!r}; the manager stops (as controller-runtime exits). "
@@ -572,8 +691,13 @@ class Manager:
                     entry.started = False
 
     async def _lead(self) -> None:
-        """The leader work: start the leader-gated runnables in order and keep them running."""
+        """The leader work: start the leader-gated runnables in order and keep them running.
+
+        Losing leadership cancels them at once (a hard stop of this term): unlike a shutdown,
+        in-flight reconciles get no grace, as another process may already lead.
+        """
         logger.info("manager: elected; starting leader-gated runnables")
+        term = self._term_stop = HardStop(self._hard_stop)
         try:
             async with anyio.create_task_group() as tg:
                 self._leading = True
@@ -581,16 +705,31 @@ class Manager:
                 for entry in self._entries:
                     if entry.needs_leader_election and not entry.started:
                         entry.started = True
-                        await tg.start(partial(_run_entry, entry), name=repr(entry.runnable))
+                        await tg.start(partial(_run_entry, entry, term), name=repr(entry.runnable))
                 if self._elected is None:
                     self._elected = anyio.Event()
                 self._elected.set()
-                await anyio.sleep_forever()
+                try:
+                    await anyio.sleep_forever()
+                finally:
+                    if self._lost_leadership():
+                        logger.error(
+                            "manager: leadership lost; cancelling the leader-gated runnables "
+                            "without grace"
+                        )
+                        term.stop()
         finally:
             self._leader_tg = None
+            self._term_stop = None
             self._leading = False
             if self._elected is not None and self._elected.is_set():
                 self._elected = None
+
+    def _lost_leadership(self) -> bool:
+        """True while the leader work is being cancelled because renewing the lease failed
+        (the elector has stopped leading), not because the manager shuts down."""
+        elector = self._elector
+        return elector is not None and not elector.is_leader and not self._shutting_down
 
 
 def _ping() -> None:
@@ -616,9 +755,10 @@ async def _cancel_on(event: anyio.Event, scope: anyio.CancelScope) -> None:
 
 
 async def _run_entry(
-    entry: _Entry, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    entry: _Entry, stop: HardStop, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
 ) -> None:
-    await entry.runnable.run(task_status=task_status)
+    with stop.bound():
+        await entry.runnable.run(task_status=task_status)
 
 
 def _plain(exc: Exception) -> Exception:
@@ -655,17 +795,18 @@ async def run_until_signal(
 ) -> signal_module.Signals | None:
     """Run ``manager`` until one of ``signals`` arrives, then shut it down gracefully.
 
+    A second signal during the graceful shutdown stops at once (:meth:`Manager.force_stop`),
+    as Kubernetes components and controller-runtime's ``SetupSignalHandler`` exit on it.
+
     Args:
         manager: the manager to run.
-        signals: what stops it (SIGINT and SIGTERM, as controller-runtime's
-            ``SetupSignalHandler``; a second signal is not special: the shutdown is already
-            bounded by ``graceful_shutdown_timeout``).
+        signals: what stops it (SIGINT and SIGTERM, as controller-runtime).
         receiver: where signals come from (default ``anyio.open_signal_receiver(*signals)``,
             which needs the main thread); tests inject a fake.
         task_status: started once the signal receiver is installed and the manager started.
 
     Returns:
-        The signal that stopped the manager (None if the manager returned by itself).
+        The first signal that stopped the manager (None if the manager returned by itself).
 
     Raises:
         Whatever :meth:`Manager.run` raises.
@@ -675,16 +816,25 @@ async def run_until_signal(
     try:
         async with anyio.create_task_group() as tg:
             with open_receiver() as incoming:
+                running = anyio.CancelScope()
 
                 async def watch() -> None:
                     async for signum in incoming:
-                        logger.info("manager: received %s, shutting down", signum.name)
                         received.append(signum)
-                        tg.cancel_scope.cancel()
-                        return
+                        if len(received) == 1:
+                            logger.info("manager: received %s, shutting down", signum.name)
+                            running.cancel()
+                        else:
+                            logger.warning(
+                                "manager: received %s during shutdown, stopping at once",
+                                signum.name,
+                            )
+                            manager.force_stop()
+                            return
 
                 tg.start_soon(watch, name="signal receiver")
-                await manager.run(task_status=task_status)
+                with running:
+                    await manager.run(task_status=task_status)
                 tg.cancel_scope.cancel()
     except BaseExceptionGroup as group:
         raise _unwrap(group) from None

@@ -104,7 +104,7 @@ async def test_readyz_fails_until_caches_sync_and_metrics_are_served(
                     'controller_runtime_reconcile_total{controller="configmap",result="success"}'
                     in metrics
                 )
-                assert 'workqueue_adds_total{name="configmap"}' in metrics
+                assert 'workqueue_adds_total{controller="configmap",name="configmap"}' in metrics
                 assert 'leader_election_master_status{name="test-mgr"} 1.0' in metrics
                 healthz = await http.get("/healthz?verbose")
                 assert "[+]leaderElection ok" in healthz.text

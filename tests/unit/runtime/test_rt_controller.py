@@ -246,7 +246,24 @@ async def test_metrics(fake_clock: FakeClock) -> None:
         assert get("controller_runtime_reconcile_total", {**labels, "result": result}) == count
     assert get("controller_runtime_reconcile_time_seconds_count", labels) == 3
     assert get("controller_runtime_reconcile_time_seconds_sum", labels) == pytest.approx(0.6)
-    assert get("workqueue_adds_total", {"name": "m"}) == 3
+    queue = {"name": "m", "controller": "m"}  # controller-runtime's labels (M3)
+    assert get("workqueue_adds_total", queue) == 3
+    assert get("workqueue_adds_total", {"name": "m"}) is None  # not client-go's label set
+    assert get("workqueue_work_duration_seconds_count", queue) == 3
+    # controller-runtime's buckets, ExponentialBuckets(10e-9, 10, 12): up to 1000 s.
+    bucket = "workqueue_work_duration_seconds_bucket"
+    assert get(bucket, {**queue, "le": "0.1"}) == 0  # each reconcile took 0.2 s
+    assert get(bucket, {**queue, "le": "1.0"}) == 3
+    assert get(bucket, {**queue, "le": "1000.0"}) == 3
+    les = [
+        s.labels["le"]
+        for m in registry.collect()
+        if m.name == "workqueue_queue_duration_seconds"
+        for s in m.samples
+        if s.name.endswith("_bucket")
+    ]
+    decades = ["1e-08", "1e-07", "1e-06", "1e-05", "0.0001", "0.001", "0.01", "0.1", "1.0"]
+    assert les == [*decades, "10.0", "100.0", "1000.0", "+Inf"]
 
 
 async def test_graceful_shutdown_finishes_in_flight_reconcile(fake_clock: FakeClock) -> None:
@@ -320,9 +337,34 @@ async def test_idle_controller_stops_at_once(fake_clock: FakeClock) -> None:
     controller = Controller("c", Recorder(fake_clock, _fail), clock=fake_clock)
     with anyio.fail_after(5):
         async with running(controller):
-            pass
-    with pytest.raises(RuntimeError, match="already started"):
-        await controller.run()
+            with pytest.raises(RuntimeError, match="already running"):
+                await controller.run()
+
+
+async def test_a_stopped_controller_runs_again_with_its_queue_reopened(
+    fake_clock: FakeClock,
+) -> None:
+    async def ok(request: Request, n: int) -> Result:
+        return Result()
+
+    rec = Recorder(fake_clock, ok)
+    registry = CollectorRegistry()
+    controller = Controller("c", rec, clock=fake_clock, metrics=registry)
+    async with running(controller):
+        controller.enqueue(KEY)
+        await fake_clock.advance(0)
+    assert controller.queue.shutting_down
+    controller.enqueue(KEY)  # ignored while stopped, as client-go's queue after shutdown
+    async with running(controller):  # e.g. elected again after losing leadership
+        assert not controller.queue.shutting_down
+        controller.enqueue(KEY)
+        await fake_clock.advance(0)
+        controller.enqueue(ObjectKey("default", "later"))
+        await fake_clock.advance(0)
+    assert [key.name for _, key in rec.calls] == ["web", "web", "later"]
+    assert (
+        registry.get_sample_value("workqueue_adds_total", {"name": "c", "controller": "c"}) == 3
+    )  # one metrics series across runs
 
 
 class _FakeRegistration:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import random
 import signal
 from collections.abc import AsyncIterator, Iterator
@@ -16,7 +17,18 @@ from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
 from kcm.errors import ConfigError, LeaderElectionLost
 from kcm.leaderelection import InMemoryLock, InMemoryLockStore, LeaderElectionRecord
-from kcm.runtime import LeaderElectionOptions, Manager, run_until_signal
+from kcm.models import ObjectKey
+from kcm.models.core_v1 import ConfigMap
+from kcm.models.meta_v1 import ObjectMeta
+from kcm.runtime import (
+    Controller,
+    LeaderElectionOptions,
+    Manager,
+    Request,
+    Result,
+    graceful_shield,
+    run_until_signal,
+)
 from kcm.testing import FakeClock
 
 pytestmark = pytest.mark.anyio
@@ -43,6 +55,27 @@ class Probe:
         finally:
             self.running = False
             self.log.append(f"stop {self.name}")
+
+
+class Blocked:
+    """A reconciler whose reconciles never finish; records when they start and are cancelled."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
+        self.entered: list[float] = []
+        self.cancelled: list[float] = []
+
+    async def reconcile(self, request: Request) -> Result:
+        self.entered.append(self.clock.monotonic())
+        try:
+            await self.clock.sleep(100_000)
+        except anyio.get_cancelled_exc_class():
+            self.cancelled.append(self.clock.monotonic())
+            raise
+        return Result()
+
+
+KEY = ObjectKey("default", "web")
 
 
 def options(lock: InMemoryLock, **kw: object) -> LeaderElectionOptions:
@@ -181,9 +214,17 @@ async def test_rejoin_on_loss_restarts_restartable_leader_runnables(api_server: 
             tg.cancel_scope.cancel()
 
 
-async def test_graceful_shutdown_is_bounded_by_the_timeout(api_server: ApiServer) -> None:
+@pytest.mark.parametrize(("cleanup", "stops_after", "timed_out"), [(5, 5, False), (20, 10, True)])
+async def test_graceful_shutdown_is_bounded_by_the_timeout(
+    api_server: ApiServer,
+    caplog: pytest.LogCaptureFixture,
+    cleanup: float,
+    stops_after: float,
+    timed_out: bool,
+) -> None:
     clock = FakeClock()
     finished: list[float] = []
+    cut: list[float] = []
 
     class Slow:
         async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -191,33 +232,192 @@ async def test_graceful_shutdown_is_bounded_by_the_timeout(api_server: ApiServer
             try:
                 await anyio.sleep_forever()
             finally:
-                with anyio.CancelScope(shield=True):
-                    await clock.sleep(5)  # cleanup that takes 5 s
+                with graceful_shield() as shield:
+                    await clock.sleep(cleanup)  # cleanup that takes a while
                     finished.append(clock.monotonic())
+                if shield.cancelled_caught:
+                    cut.append(clock.monotonic())
 
     async with ApiClient(api_server.client_config()) as client:
         manager = Manager(client, clock=clock, graceful_shutdown_timeout=10)
         manager.add(Slow())
-        done = anyio.Event()
+        done: list[float] = []
 
         async def run_manager(*, task_status: TaskStatus[anyio.CancelScope]) -> None:
             with anyio.CancelScope() as scope:
                 task_status.started(scope)
                 await manager.run()
-            done.set()
+            done.append(clock.monotonic())
 
-        with anyio.fail_after(5):
+        with anyio.fail_after(5), caplog.at_level(logging.ERROR, "kcm.runtime"):
             async with anyio.create_task_group() as tg:
                 scope = await tg.start(run_manager)
                 await clock.advance(0)
                 start = clock.monotonic()
                 scope.cancel()
-                await clock.advance(4.9)
-                assert finished == []
-                assert not done.is_set()
+                await clock.advance(stops_after - 0.1)
+                assert finished == cut == done == []
                 await clock.advance(0.1)
-                await done.wait()
-        assert finished == [start + 5]
+        assert done == [start + stops_after]
+        if timed_out:
+            assert finished == []
+            assert cut == [start + 10]  # the manager's deadline broke the shield
+        else:
+            assert finished == [start + 5]
+        assert manager.shutdown_timed_out is timed_out
+        errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+        assert bool(errors) is timed_out
+        if timed_out:
+            assert "failed waiting for all runnables to end within grace period of 10" in errors[0]
+
+
+async def test_the_manager_deadline_cancels_in_flight_reconciles(
+    api_server: ApiServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock()
+    reconciler = Blocked(clock)
+    async with ApiClient(api_server.client_config()) as client:
+        manager = Manager(client, clock=clock, graceful_shutdown_timeout=10)
+        # The controller's own grace is longer: the manager's deadline wins.
+        controller = Controller("c", reconciler, clock=clock, graceful_shutdown_timeout=60)
+        manager.add(controller)
+        done: list[float] = []
+
+        async def run_manager(*, task_status: TaskStatus[anyio.CancelScope]) -> None:
+            with anyio.CancelScope() as scope:
+                task_status.started(scope)
+                await manager.run()
+            done.append(clock.monotonic())
+
+        with anyio.fail_after(5), caplog.at_level(logging.ERROR, "kcm.runtime"):
+            async with anyio.create_task_group() as tg:
+                scope = await tg.start(run_manager)
+                await manager.wait_elected()
+                controller.enqueue(KEY)
+                await clock.advance(0)
+                assert reconciler.entered == [clock.monotonic()]
+                start = clock.monotonic()
+                scope.cancel()
+                await clock.advance(9.9)
+                assert reconciler.cancelled == []  # still finishing gracefully
+                assert done == []
+                await clock.advance(0.1)
+        assert reconciler.cancelled == [start + 10]
+        assert done == [start + 10]
+        assert manager.shutdown_timed_out
+        assert any("within grace period of 10" in r.getMessage() for r in caplog.records)
+
+
+async def test_losing_leadership_cancels_in_flight_reconciles_without_grace(
+    api_server: ApiServer,
+) -> None:
+    clock = FakeClock()
+    store = InMemoryLockStore()
+    reconciler = Blocked(clock)
+    async with ApiClient(api_server.client_config()) as client:
+        manager = Manager(
+            client,
+            clock=clock,
+            graceful_shutdown_timeout=30,
+            leader_election=options(InMemoryLock(store, "me")),
+        )
+        controller = Controller("c", reconciler, clock=clock, graceful_shutdown_timeout=30)
+        manager.add(controller)
+        errors: list[Exception] = []
+
+        async def run_manager(*, task_status: TaskStatus[None]) -> None:
+            try:
+                await manager.run(task_status=task_status)
+            except LeaderElectionLost as exc:
+                errors.append(exc)
+
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                await tg.start(run_manager)
+                await clock.advance(0)
+                assert manager.is_leader
+                controller.enqueue(KEY)
+                await clock.advance(0)
+                start = clock.monotonic()
+                assert reconciler.entered == [start]
+                store.partition("me")  # renewals hang: leadership is lost 12 s later
+                await clock.advance(11.9)
+                assert reconciler.cancelled == []
+                await clock.advance(0.2)
+                # At the loss, not after the 30 s grace a shutdown would give.
+                assert reconciler.cancelled == [start + 12]
+                assert controller.active_workers == 0
+                await clock.advance(10)  # the release attempt times out; the manager stops
+        assert len(errors) == 1
+
+
+async def test_a_second_signal_stops_at_once(api_server: ApiServer) -> None:
+    clock = FakeClock()
+    reconciler = Blocked(clock)
+    source = FakeSignals()
+    async with ApiClient(api_server.client_config()) as client:
+        manager = Manager(client, clock=clock, graceful_shutdown_timeout=30)
+        controller = Controller("c", reconciler, clock=clock, graceful_shutdown_timeout=30)
+        manager.add(controller)
+        result: list[signal.Signals | None] = []
+
+        async def main(*, task_status: TaskStatus[None]) -> None:
+            result.append(await run_until_signal(manager, receiver=source, task_status=task_status))
+
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                await tg.start(main)
+                await manager.wait_elected()
+                controller.enqueue(KEY)
+                await clock.advance(0)
+                await source.send_stream.send(signal.SIGTERM)  # graceful: the reconcile goes on
+                await clock.advance(1)
+                assert reconciler.cancelled == []
+                assert result == []
+                await source.send_stream.send(signal.SIGINT)  # stop now
+                await clock.advance(0)
+        source.send_stream.close()
+        assert reconciler.cancelled == [clock.monotonic()]
+        assert result == [signal.SIGTERM]
+        assert not manager.shutdown_timed_out  # cut short on purpose, not timed out
+
+
+async def test_controllers_run_again_after_leadership_is_regained(api_server: ApiServer) -> None:
+    clock = FakeClock()
+    store = InMemoryLockStore()
+    seen: list[tuple[float, Request]] = []
+
+    class Log:
+        async def reconcile(self, request: Request) -> Result:
+            seen.append((clock.monotonic(), request))
+            return Result()
+
+    async with ApiClient(api_server.client_config()) as client:
+        await client.api(ConfigMap, "default").create(ConfigMap(metadata=ObjectMeta(name="web")))
+        manager = Manager(
+            client,
+            clock=clock,
+            leader_election=options(InMemoryLock(store, "me"), exit_on_loss=False),
+        )
+        controller = manager.controller_for(ConfigMap, namespace="default").build(Log())
+        manager.add(controller)
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                await tg.start(manager.run)
+                await manager.wait_elected()
+                await clock.advance(0)
+                assert [key for _, key in seen] == [KEY]  # the initial list
+                store.partition("me")
+                await clock.advance(12.1)
+                await clock.advance(10)  # the release attempt times out
+                assert not manager.is_leader
+                store.heal()
+                await clock.advance(30)  # campaigns again, wins, runs the controller again
+                assert manager.is_leader
+                assert controller.active_workers == 0
+                # The controller ran again: its watch was registered anew and replayed the cache.
+                assert [key for _, key in seen] == [KEY, KEY]
+                tg.cancel_scope.cancel()
 
 
 def test_leader_election_options_are_validated() -> None:
