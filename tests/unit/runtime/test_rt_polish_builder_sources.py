@@ -14,18 +14,19 @@ from kcm.client import ApiClient
 from kcm.informers import InformerKey, SharedInformerFactory
 from kcm.models import ObjectKey, PartialObjectMetadata, ResourceInfo, Unstructured, from_dict
 from kcm.models.apiextensions_v1 import CustomResourceDefinition
-from kcm.models.core_v1 import ConfigMap, Secret
+from kcm.models.core_v1 import ConfigMap, Namespace, Secret
 from kcm.models.meta_v1 import ObjectMeta, OwnerReference
 from kcm.runtime import (
     Controller,
     ControllerBuilder,
+    Manager,
     Request,
     Result,
     controller_for,
     enqueue_mapped,
     predicate,
 )
-from kcm.testing import crd_manifest
+from kcm.testing import FakeClock, crd_manifest
 
 pytestmark = pytest.mark.anyio
 
@@ -194,6 +195,37 @@ async def test_metadata_only_with_resource_info_and_sync_timeout_names_the_watch
         # The factory is not running: the handlers never sync, and the error says which.
         with pytest.raises(TimeoutError, match=r"example.com/v1 Widget \(metadata-only\)"):
             await controller.run()
+
+
+async def test_manager_controller_for_takes_the_builders_sources() -> None:
+    async with cluster() as (client, info):
+        await client.api(Unstructured, "default", resource=info).create(widget("w", 1))
+        await client.api(Namespace).create(Namespace(metadata=ObjectMeta(name="other")))
+        await client.api(ConfigMap, "other").create(ConfigMap(metadata=ObjectMeta(name="c")))
+        manager = Manager(client, clock=FakeClock())
+        widgets, metadata = Recorder(), Recorder()
+        sizes: list[int] = []
+
+        def size(obj: Unstructured) -> bool:
+            sizes.append(obj["spec"]["size"])
+            return True
+
+        manager.add(manager.controller_for(info, predicates=[predicate(size)]).build(widgets))
+        manager.add(
+            manager.controller_for(ConfigMap, metadata_only=True, namespace="other")
+            .named("cm-metadata")
+            .build(metadata)
+        )
+        keys = set(manager.factory.informers())
+        assert InformerKey(Unstructured, "example.com/v1/widgets", "", "", "") in keys
+        assert InformerKey(PartialObjectMetadata, "v1/configmaps", "other", "", "") in keys
+        async with anyio.create_task_group() as tg:
+            with anyio.fail_after(5):
+                await tg.start(manager.run)
+                await widgets.wait_for(ObjectKey("default", "w"))
+                await metadata.wait_for(ObjectKey("other", "c"))
+            assert sizes == [1]  # the predicate got the Unstructured object
+            tg.cancel_scope.cancel()
 
 
 def test_describe_and_errors_name_the_source() -> None:

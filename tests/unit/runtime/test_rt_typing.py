@@ -15,7 +15,8 @@ SNIPPET = textwrap.dedent(
     from kcm.models import ObjectKey, PartialObjectMetadata, ResourceInfo, Unstructured
     from kcm.models.core_v1 import ConfigMap, Secret
     from kcm.runtime import (
-        PredicateFuncs, Request, Result, controller_for, enqueue_mapped, generation_changed,
+        Manager, PredicateFuncs, Request, Result, controller_for, enqueue_mapped,
+        generation_changed,
     )
 
 
@@ -43,6 +44,9 @@ SNIPPET = textwrap.dedent(
         )
 
 
+    secret_only = [PredicateFuncs[Secret]()]
+
+
     def wire_sources(factory: SharedInformerFactory, info: ResourceInfo) -> None:
         b = controller_for(factory, ConfigMap)
         b.owns(Secret, metadata_only=True, predicates=[PredicateFuncs[Secret]()])  # E
@@ -53,8 +57,16 @@ SNIPPET = textwrap.dedent(
         b.watches(info, enqueue_mapped(lambda o: [ObjectKey("", o["spec"]["name"])]))
         b.watches(Secret, enqueue_mapped(lambda o: [o.data]), metadata_only=True)  # E
         controller_for(factory, info, predicates=[generation_changed()]).build(Good())
-        secret_only = [PredicateFuncs[Secret]()]
         controller_for(factory, Secret, metadata_only=True, predicates=secret_only)  # E
+
+
+    def wire_manager(manager: Manager, info: ResourceInfo) -> None:
+        manager.controller_for(info, predicates=[PredicateFuncs[Unstructured]()]).build(Good())
+        manager.controller_for(info, predicates=[PredicateFuncs[Secret]()])  # E
+        meta = [PredicateFuncs[PartialObjectMetadata]()]
+        manager.controller_for(Secret, metadata_only=True, predicates=meta).build(Good())
+        manager.controller_for(Secret, metadata_only=True, predicates=secret_only)  # E
+        manager.controller_for(ConfigMap, predicates=[PredicateFuncs[Secret]()])  # E
     """
 )
 
