@@ -175,15 +175,20 @@ async def test_a_standby_manager_does_not_reconcile_until_it_takes_over(
 async def test_graceful_shutdown_finishes_the_in_flight_reconcile_then_releases(
     api_server: ApiServer,
 ) -> None:
+    clock = FakeClock()
     gate = anyio.Event()
     async with (
         client_for(api_server, "mgr") as client,
         ApiClient(api_server.client_config()) as admin,
     ):
         manager = Manager(
-            client, leader_election=LeaderElectionOptions(name="grace", namespace="default")
+            client,
+            clock=clock,
+            leader_election=LeaderElectionOptions(name="grace", namespace="default"),
         )
-        recorder = wire(manager, client, gate)
+        recorder = Recorder(client, gate)
+        controller = manager.controller_for(ConfigMap).build(recorder)
+        manager.add(controller)
         api = admin.api(ConfigMap, "default")
         stopped = anyio.Event()
         async with anyio.create_task_group() as tg:
@@ -195,13 +200,18 @@ async def test_graceful_shutdown_finishes_the_in_flight_reconcile_then_releases(
                 stopped.set()
 
             await tg.start(run)
-            await manager.wait_elected()
+            with anyio.fail_after(5):
+                await manager.wait_elected()
             await api.create(ConfigMap(metadata=ObjectMeta(name="slow"), data={}))
             with anyio.fail_after(5):
                 await recorder.entered.wait()
             scope.cancel()  # shut down while the reconcile waits on the gate
-            for _ in range(20):
-                await anyio.sleep(0.005)
+            # Every task runs until it blocks, and virtual time passes (less than the 2 s
+            # retry period, so no lease renewal is due): the shutdown is waiting for the
+            # reconcile, nothing else.
+            await clock.advance(1.9)
+            assert controller.queue.shutting_down  # draining
+            assert controller.active_workers == 1
             assert not stopped.is_set()
             assert recorder.finished == []
             lease = await admin.api(Lease, "default").get("grace")
