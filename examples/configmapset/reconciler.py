@@ -10,6 +10,12 @@ missing owner (and reports ``OwnerRefInvalidNamespace``). So only the ConfigMap 
 own namespace gets a controller reference (garbage collection deletes it with the set); the
 others carry two labels naming the set, and the set carries a finalizer: on deletion the
 reconciler deletes every labelled ConfigMap, then removes the finalizer so the set can go.
+
+Caches lag behind writes. Two decisions therefore read the API instead of the cache: the
+finalizer lists the set's ConfigMaps live (a ConfigMap stamped just before the deletion may not
+be cached yet, and removing the finalizer without deleting it would leak it for good), and a
+create that fails with AlreadyExists reads the existing ConfigMap before calling it a name
+conflict (it may be ours, created by an earlier reconcile the cache has not seen yet).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from kcm.runtime import (
     Result,
     add_finalizer,
     enqueue_mapped,
+    get_controller_of,
     has_finalizer,
     labels_changed,
     remove_finalizer,
@@ -73,7 +80,7 @@ class ConfigMapSetReconciler:
         api = self.client.api(ConfigMapSet, request.namespace)
         if cms.metadata.deletion_timestamp is not None:
             if has_finalizer(cms, FINALIZER):
-                removed = await self._delete_stale(cms, keep=())
+                removed = await self._delete_all(cms)
                 try:
                     await remove_finalizer(api, cms, FINALIZER)
                 except NotFound:
@@ -129,18 +136,26 @@ class ConfigMapSetReconciler:
             try:
                 await api.create(desired)
             except AlreadyExists:
-                # Not in our (labelled) cache: someone else's ConfigMap has that name.
+                # Not in our (labelled) cache: either someone else's ConfigMap has that name,
+                # or ours was created by an earlier reconcile the cache has not caught up with.
+                # Only the live object tells (a NotFound here is retried with backoff).
+                current = await api.get(desired.metadata.name or "")
+                if not _owned_by(current, cms):
+                    self.recorder.event(
+                        cms,
+                        "Warning",
+                        "NameConflict",
+                        f"ConfigMap {namespace}/{desired.metadata.name} exists and is not ours",
+                    )
+                    return 0
+            else:
                 self.recorder.event(
                     cms,
-                    "Warning",
-                    "NameConflict",
-                    f"ConfigMap {namespace}/{desired.metadata.name} exists and is not ours",
+                    "Normal",
+                    "Stamped",
+                    f"Created ConfigMap {namespace}/{desired.metadata.name}",
                 )
-                return 0
-            self.recorder.event(
-                cms, "Normal", "Stamped", f"Created ConfigMap {namespace}/{desired.metadata.name}"
-            )
-            return 1
+                return 1
         if not _owned_by(current, cms):
             return 0
         if dict(current.data or {}) != desired.data:
@@ -151,10 +166,26 @@ class ConfigMapSetReconciler:
         return 1
 
     async def _delete_stale(self, cms: ConfigMapSet, *, keep: Iterable[str]) -> int:
-        """Delete this set's ConfigMaps outside ``keep``; returns how many."""
-        keep = set(keep)
+        """Delete this set's cached ConfigMaps outside ``keep``; returns how many.
+
+        The cache is enough here: one it has not seen yet is deleted by the reconcile its
+        add event triggers.
+        """
+        return await self._delete(cms, self.stamped.list(), keep=set(keep))
+
+    async def _delete_all(self, cms: ConfigMapSet) -> int:
+        """Delete every ConfigMap of this set, listed **live** by label (see the module
+        docstring: the finalizer is the last chance to find them); returns how many."""
+        meta = cms.metadata
+        selector = f"{NAME_LABEL}={meta.name},{NAMESPACE_LABEL}={meta.namespace}"
+        live = [cm async for cm in self.client.api(ConfigMap).list_all(label_selector=selector)]
+        return await self._delete(cms, live, keep=set())
+
+    async def _delete(
+        self, cms: ConfigMapSet, candidates: Iterable[ConfigMap], *, keep: set[str]
+    ) -> int:
         removed = 0
-        for current in self.stamped.list():
+        for current in candidates:
             namespace = current.metadata.namespace or ""
             if not _owned_by(current, cms) or namespace in keep:
                 continue
@@ -209,10 +240,14 @@ class ConfigMapSetReconciler:
 
 
 def _owned_by(cm: ConfigMap, cms: ConfigMapSet) -> bool:
+    """Ours: labelled with this set, and not controlled by another object (a same-named set
+    deleted and created again has a new uid; its predecessor's ConfigMap is not ours)."""
     labels = cm.metadata.labels or {}
+    controller = get_controller_of(cm)
     return (
         labels.get(NAME_LABEL) == cms.metadata.name
         and labels.get(NAMESPACE_LABEL) == cms.metadata.namespace
+        and (controller is None or controller.uid == cms.metadata.uid)
     )
 
 

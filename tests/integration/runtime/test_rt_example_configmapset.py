@@ -15,15 +15,21 @@ import pytest
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
 from kcm.errors import NotFound
-from kcm.models import ConfigMap, Event, Namespace, ObjectMeta
+from kcm.informers import SharedInformerFactory
+from kcm.models import ConfigMap, Event, Namespace, ObjectKey, ObjectMeta, OwnerReference
 from kcm.runtime import Manager
+from kcm.testing import FakeRecorder
 
 ROOT = Path(__file__).resolve().parents[3]
 if str(ROOT) not in sys.path:  # `pytest` without `python -m`: make `examples` importable
     sys.path.insert(0, str(ROOT))
 
-from examples.configmapset import ConfigMapSet, add_to_manager  # noqa: E402
-from examples.configmapset.api import FINALIZER, NAME_LABEL  # noqa: E402
+from examples.configmapset import (  # noqa: E402
+    ConfigMapSet,
+    ConfigMapSetReconciler,
+    add_to_manager,
+)
+from examples.configmapset.api import FINALIZER, NAME_LABEL, NAMESPACE_LABEL  # noqa: E402
 from examples.configmapset.main import apply_example  # noqa: E402
 
 pytestmark = pytest.mark.anyio
@@ -180,6 +186,113 @@ async def test_a_foreign_configmap_with_the_same_name_makes_the_set_not_ready(
                 return any(e.reason == "NameConflict" and e.type == "Warning" for e in events)
 
             await eventually(warned)
+            tg.cancel_scope.cancel()
+
+
+class Direct:
+    """The reconciler on a running informer factory, called by the test (no controller), with
+    a ConfigMap cache that never catches up: what a reconcile sees when its cache lags."""
+
+    def __init__(self, client: ApiClient, manager: Manager) -> None:
+        self.recorder = FakeRecorder()
+        self.reconciler = ConfigMapSetReconciler(client, manager, self.recorder, manager.clock)
+        # An informer that never runs: its lister stays empty, as a cache that has not yet
+        # seen the ConfigMaps written a moment ago.
+        lagging = SharedInformerFactory(client)
+        self.reconciler.stamped = lagging.lister_for(ConfigMap, label_selector=NAME_LABEL)
+        self.sets = manager.factory.lister_for(ConfigMapSet)
+
+
+def ours(namespace: str, name: str, set_ns: str, data: dict[str, str], **meta: object) -> ConfigMap:
+    labels = {NAME_LABEL: name, NAMESPACE_LABEL: set_ns}
+    return ConfigMap(
+        metadata=ObjectMeta(name=name, namespace=namespace, labels=labels, **meta),  # type: ignore[arg-type]
+        data=data,
+    )
+
+
+async def test_the_finalizer_deletes_configmaps_the_cache_has_not_seen(
+    api_server: ApiServer,
+) -> None:
+    async with ApiClient(api_server.client_config()) as client:
+        sample = await apply_example(client, out=lambda *_: None)
+        ns, name = sample.metadata.namespace or "", sample.metadata.name or ""
+        key = ObjectKey(ns, name)
+        manager = Manager(client)
+        direct = Direct(client, manager)
+        async with anyio.create_task_group() as tg:
+            await tg.start(manager.factory.run)
+            await direct.reconciler.reconcile(key)  # finalizer, team-a and team-b stamped
+            assert await stamped_namespaces(client) == {"team-a", "team-b"}
+            # Stamped just before the deletion (say, by a reconcile that saw sandbox still
+            # labelled): not in the (lagging) cache.
+            await client.api(ConfigMap, "sandbox").create(
+                ours("sandbox", name, ns, {"message": "hello"})
+            )
+            sets = client.api(ConfigMapSet, ns)
+            await sets.delete(name)  # the finalizer holds it
+
+            def deleting() -> bool:
+                cached = direct.sets.get_or_none(ns, name)
+                return cached is not None and cached.metadata.deletion_timestamp is not None
+
+            await eventually(deleting)
+            await direct.reconciler.reconcile(key)
+            assert await stamped_namespaces(client) == set()  # nothing leaked
+
+            async def set_gone() -> bool:
+                try:
+                    await sets.get(name)
+                except NotFound:
+                    return True
+                return False
+
+            await eventually(set_gone)  # the finalizer was removed after the cleanup
+            assert "Normal CleanedUp Deleted 3 stamped ConfigMap(s)" in direct.recorder.events
+            tg.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("existing", ["ours", "foreign", "predecessor"])
+async def test_already_exists_reads_the_live_configmap_before_calling_it_a_conflict(
+    api_server: ApiServer, existing: str
+) -> None:
+    async with ApiClient(api_server.client_config()) as client:
+        sample = await apply_example(client, out=lambda *_: None)
+        ns, name = sample.metadata.namespace or "", sample.metadata.name or ""
+        if existing == "ours":  # created by an earlier reconcile; stale data
+            cm = ours("team-a", name, ns, {"message": "old"})
+        elif existing == "foreign":  # someone else's, no labels
+            cm = ConfigMap(metadata=ObjectMeta(name=name, namespace="team-a"), data={"x": "y"})
+        else:  # labelled for a set of that name, but controlled by an earlier one (other uid)
+            ref = OwnerReference(
+                api_version="examples.kcm.dev/v1alpha1",
+                kind="ConfigMapSet",
+                name=name,
+                uid="00000000-0000-0000-0000-000000000000",
+                controller=True,
+            )
+            cm = ours("team-a", name, ns, {"message": "old"}, owner_references=[ref])
+        await client.api(ConfigMap, "team-a").create(cm)
+        manager = Manager(client)
+        direct = Direct(client, manager)
+        async with anyio.create_task_group() as tg:
+            await tg.start(manager.factory.run)
+            await direct.reconciler.reconcile(ObjectKey(ns, name))
+            live = await client.api(ConfigMap, "team-a").get(name)
+            conflicts = [e for e in direct.recorder.events if "NameConflict" in e]
+            current = await client.api(ConfigMapSet, ns).get(name)
+            assert current.status is not None
+            if existing == "ours":
+                assert conflicts == []
+                assert live.data == {"message": "hello from a ConfigMapSet"}  # brought in sync
+                assert "Normal Updated Updated ConfigMap team-a/greeting" in direct.recorder.events
+                assert current.status.namespace_count == 2
+            else:
+                assert conflicts == [
+                    "Warning NameConflict ConfigMap team-a/greeting exists and is not ours"
+                ]
+                assert live.data == cm.data  # left alone
+                assert current.status.namespace_count == 1
             tg.cancel_scope.cancel()
 
 
