@@ -83,11 +83,6 @@ class HardStop:
 _current: ContextVar[HardStop | None] = ContextVar("kcm_runtime_hard_stop", default=None)
 
 
-def current_hard_stop() -> HardStop | None:
-    """The hard stop bound to the current task (None outside a manager)."""
-    return _current.get()
-
-
 @contextmanager
 def breakable(scope: anyio.CancelScope) -> Iterator[anyio.CancelScope]:
     """While in this block, the current hard stop (if any) cancels ``scope``, shielded or not.
