@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Generic, Protocol, TypeVar, final
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import TaskStatus
 
 from kcm.clock import SYSTEM_CLOCK, Clock
@@ -53,6 +54,14 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+_HANDOFF_EVERY = 32
+"""The watch loop lets the informer run after this many events. Each event replaces a cached
+object, which is freed only once every handler has seen the update; handing off in small
+batches lets the allocator reuse that memory for the next decode instead of taking fresh
+pages. Measured (20,000 cached pods, 5 KB each): decoding 256 events ahead of their frees runs
+at 0.7x the speed of decoding one at a time, 1,024 ahead at 0.4x; the whole informer fed from
+memory went from 14,700 to 50,800 events/s with this hand-off (docs/benchmarks.md)."""
 
 T = TypeVar("T", bound=KubeObject)
 T_contra = TypeVar("T_contra", contravariant=True)
@@ -513,6 +522,8 @@ class Reflector(Generic[T]):
                 async for event in stream:
                     events += 1
                     apply(event)
+                    if not events % _HANDOFF_EVERY:
+                        await anyio.lowlevel.checkpoint()
         except Exception as exc:
             error = exc
         finally:
