@@ -29,6 +29,7 @@ types in exactly one place (``kcm.client``), so callers never see an httpx excep
     ├── AlreadyOwnedError           an object already has another controller (ownerReference)
     ├── ShutDown                    a work queue was shut down
     ├── CacheSyncTimeoutError       a controller's caches did not sync in time (a TimeoutError)
+    ├── GracefulShutdownTimeout     a manager's shutdown outlived its grace period (a TimeoutError)
     └── LeaderElectionLost          this process lost (or never held) the leader lease
 
 ``retryable`` on each class tells generic retry loops whether trying the same request again
@@ -49,6 +50,7 @@ __all__ = [
     "Conflict",
     "DecodeError",
     "Forbidden",
+    "GracefulShutdownTimeout",
     "InternalError",
     "Invalid",
     "KcmError",
@@ -331,6 +333,36 @@ class CacheSyncTimeoutError(KcmError, TimeoutError):
         self.controller = controller
         self.kinds = kinds
         self.timeout = timeout
+
+
+class GracefulShutdownTimeout(KcmError, TimeoutError):
+    """A manager's shutdown did not finish within its ``graceful_shutdown_timeout``.
+
+    Raised by ``kcm.runtime.Manager.run`` once everything still running at the deadline has
+    been cancelled (controller-runtime's "failed waiting for all runnables to end within grace
+    period"), so work in flight was cut short. Also a builtin :class:`TimeoutError`. Usually a
+    reconcile (or a runnable's cleanup) that ignores cancellation or waits on something slow;
+    make it return sooner or give the manager a longer ``graceful_shutdown_timeout``.
+
+    Attributes:
+        timeout: the grace period that ran out, in seconds.
+        runnables: the runnables still running at the deadline (e.g. ``controller replicaset``).
+        stages: the manager's stages still running then (``leader``, ``runnables``,
+            ``caches``, ...), in the order they were stopped.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        timeout: float = 0.0,
+        runnables: tuple[str, ...] = (),
+        stages: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(message)
+        self.timeout = timeout
+        self.runnables = runnables
+        self.stages = stages
 
 
 class LeaderElectionLost(KcmError):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kcm import errors
@@ -99,3 +101,55 @@ def test_cache_sync_timeout_error_is_a_kcm_error_and_a_timeout_error() -> None:
     assert not err.retryable
     assert (err.controller, err.kinds, err.timeout) == ("rs", ("Pod",), 5.0)
     assert str(err) == "caches of Pod did not sync"
+
+
+def _tree() -> dict[str, str | None]:
+    """The class tree drawn in kcm.errors' docstring, as ``{name: parent name}``."""
+    assert errors.__doc__ is not None
+    parents: dict[str, str | None] = {}
+    stack: list[tuple[int, str]] = []
+    for line in errors.__doc__.splitlines():
+        match = re.match(r"^(\s*(?:[│ ]   )*(?:[├└]── )?)([A-Z]\w+)\b", line)
+        if match is None or not line.startswith("    "):
+            continue
+        depth = len(match.group(1))
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        parents[match.group(2)] = stack[-1][1] if stack else None
+        stack.append((depth, match.group(2)))
+    return parents
+
+
+def test_the_docstring_tree_matches_the_classes() -> None:
+    tree = _tree()
+    exported = {
+        name
+        for name in errors.__all__
+        if isinstance(getattr(errors, name), type)
+        and issubclass(getattr(errors, name), BaseException)
+    }
+    assert set(tree) == exported
+    assert tree["KcmError"] is None
+    for name, parent in tree.items():
+        if parent is not None:
+            cls = getattr(errors, name)
+            assert cls.__bases__[0] is getattr(errors, parent), name
+
+
+def test_graceful_shutdown_timeout_is_a_kcm_error_and_a_timeout_error() -> None:
+    err = errors.GracefulShutdownTimeout(
+        "manager: shutdown took too long",
+        timeout=30.0,
+        runnables=("controller web",),
+        stages=("leader", "caches"),
+    )
+    assert isinstance(err, errors.KcmError)
+    assert isinstance(err, TimeoutError)
+    assert not err.retryable
+    assert (err.timeout, err.runnables, err.stages) == (
+        30.0,
+        ("controller web",),
+        ("leader", "caches"),
+    )
+    assert str(err) == "manager: shutdown took too long"
+    assert "GracefulShutdownTimeout" in errors.__all__
