@@ -193,7 +193,7 @@ class Queue(Generic[T]):
             self._queue.append(item)
             if self._getters:
                 self._getters.popleft().set()
-        elif not self._processing and self._drainers:
+        if not self._processing and self._drainers:  # also when ``item`` went back in the queue
             self._wake_drainers()
 
     # -- shutdown ----------------------------------------------------------------------------

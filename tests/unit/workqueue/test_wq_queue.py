@@ -161,6 +161,32 @@ async def test_shut_down_with_drain_waits_for_in_flight_items() -> None:
     assert drained.is_set()
 
 
+async def test_drain_ends_when_the_last_key_in_flight_is_done_though_it_was_added_again() -> None:
+    """The drain waits for keys in flight only: a key added again while in flight goes back to
+    the queue at its done() and the drain ends there (it used to wait for ever)."""
+    q = Queue[str]()
+    q.add("a")
+    a = await q.get()
+    q.add("a")  # dirty while in flight, before the shutdown
+    drained = anyio.Event()
+
+    async def drain() -> None:
+        await q.shut_down_with_drain()
+        drained.set()
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(drain)
+            await anyio.wait_all_tasks_blocked()
+            assert not drained.is_set()
+            q.done(a)
+            await anyio.wait_all_tasks_blocked()
+            assert drained.is_set()
+            tg.cancel_scope.cancel()
+    assert len(q) == 1  # the backlog is still handed out
+    assert await q.get() == "a"
+
+
 async def test_shut_down_ends_a_drain_wait() -> None:
     q = Queue[str]()
     q.add("a")
