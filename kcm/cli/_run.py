@@ -200,8 +200,9 @@ async def serve(
         The signal that stopped kcm.
 
     Raises:
-        kcm.errors.ConfigError, kcm.errors.LeaderElectionLost, DataDirLocked, OSError and
-        whatever the manager raises.
+        kcm.errors.ConfigError, kcm.errors.LeaderElectionLost,
+        kcm.errors.GracefulShutdownTimeout (the shutdown after the signal outlived the
+        manager's grace period), DataDirLocked, OSError and whatever the manager raises.
     """
     try:
         return await _serve(settings, environ, out, status_view, receiver)
@@ -431,8 +432,9 @@ async def _run_manager(manager: Any, view: Any, receiver: Any) -> signal.Signals
 
 def run(settings: RunSettings, *, environ: Mapping[str, str] | None = None) -> int:
     """``kcm run``: configure logging, serve until SIGINT/SIGTERM, and return the exit code
-    (0 after a signal; 1 when the manager fails or leadership is lost)."""
-    from kcm.errors import ConfigError, LeaderElectionLost
+    (0 after a signal and a clean shutdown; 1 when the manager fails, leadership is lost or
+    the shutdown does not finish within the manager's grace period)."""
+    from kcm.errors import ConfigError, GracefulShutdownTimeout, LeaderElectionLost
 
     view = settings.status_view == "on" or (settings.status_view == "auto" and sys.stdout.isatty())
     has_rich = importlib.util.find_spec("rich") is not None
@@ -446,6 +448,16 @@ def run(settings: RunSettings, *, environ: Mapping[str, str] | None = None) -> i
         view = False
     try:
         anyio.run(lambda: serve(settings, environ=environ, status_view=view))
+    except GracefulShutdownTimeout as exc:  # before OSError: it is also a TimeoutError
+        still = ", ".join(exc.runnables or exc.stages) or "nothing named"
+        logger.error(
+            "kcm did not stop cleanly: the shutdown outlived its %g s grace period and "
+            "cancelled work in flight (%s); exiting with status 1. Details: %s",
+            exc.timeout,
+            still,
+            exc,
+        )
+        return 1
     except (ConfigError, DataDirLocked, OSError) as exc:
         hint = ""
         if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:

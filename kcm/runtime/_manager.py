@@ -24,7 +24,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock, move_on_after
-from kcm.errors import ConfigError, LeaderElectionLost
+from kcm.errors import ConfigError, GracefulShutdownTimeout, LeaderElectionLost
 from kcm.informers import KubeObject, SharedInformerFactory
 from kcm.leaderelection import (
     ConfigMapLock,
@@ -151,6 +151,7 @@ class _Entry:
     runnable: Runnable
     needs_leader_election: bool
     started: bool = False
+    running: bool = False
 
 
 @final
@@ -168,9 +169,10 @@ class Manager:
             on (port 0 picks a free port, see :attr:`health_port`); None serves nothing.
         graceful_shutdown_timeout: how long stopping may take in total after :meth:`run` is
             cancelled (None: wait for ever; 0: cancel everything at once). When it runs out,
-            everything still running is cancelled, in-flight reconciles included (see
-            :attr:`shutdown_timed_out`). Each controller also bounds its own in-flight
-            reconciles with its own ``graceful_shutdown_timeout``, within this one.
+            everything still running is cancelled, in-flight reconciles included, and
+            :meth:`run` raises :class:`~kcm.errors.GracefulShutdownTimeout`. Each controller
+            also bounds its own in-flight reconciles with its own
+            ``graceful_shutdown_timeout``, within this one.
         factory: the shared informer factory (default: one on ``client`` and ``clock``).
         cache_sync_timeout: :meth:`run` fails with ``TimeoutError`` if the informers have not
             synced by then.
@@ -194,7 +196,9 @@ class Manager:
           begins. ``graceful_shutdown_timeout`` bounds it: at the deadline (or on
           :meth:`force_stop`) everything still running is cancelled, shields made with
           :func:`~kcm.runtime.graceful_shield` (controllers' in-flight reconciles) included;
-          the timeout is logged at ERROR and :attr:`shutdown_timed_out` becomes True.
+          the timeout is logged at ERROR, :attr:`shutdown_timed_out` becomes True and, once
+          everything has stopped, :meth:`run` raises
+          :class:`~kcm.errors.GracefulShutdownTimeout`.
 
     Caveats:
         A manager runs once; build a new one (and a new factory) to start again. Cleanup
@@ -262,6 +266,7 @@ class Manager:
         self._forced = False
         self._leadership_lost = False
         self._timed_out = False
+        self._shutdown_error: GracefulShutdownTimeout | None = None
 
     def __repr__(self) -> str:
         return f"<Manager runnables={len(self._entries)} leader_election={self.leader_election}>"
@@ -439,7 +444,8 @@ class Manager:
     def shutdown_timed_out(self) -> bool:
         """True once a shutdown did not finish within ``graceful_shutdown_timeout``, so what
         was still running got cancelled without its grace (controller-runtime's "failed
-        waiting for all runnables to end within grace period"; also logged at ERROR)."""
+        waiting for all runnables to end within grace period"; also logged at ERROR, and
+        :meth:`run` raises :class:`~kcm.errors.GracefulShutdownTimeout`)."""
         return self._timed_out
 
     def force_stop(self) -> None:
@@ -485,11 +491,17 @@ class Manager:
         wait for leadership).
 
         A shutdown that outlives ``graceful_shutdown_timeout`` cancels what is still running,
-        logs the timeout at ERROR and sets :attr:`shutdown_timed_out`; ``run`` then returns
-        normally (kcm.errors has no error type for it yet).
+        logs the timeout at ERROR, sets :attr:`shutdown_timed_out` and, once everything has
+        stopped, raises :class:`~kcm.errors.GracefulShutdownTimeout` (as controller-runtime's
+        ``Start`` returns an error); :meth:`force_stop` and a timeout of 0 cancel everything
+        without that error.
 
         Raises:
             RuntimeError: :meth:`run` was called before.
+            kcm.errors.GracefulShutdownTimeout: the shutdown did not finish within
+                ``graceful_shutdown_timeout`` (also a ``TimeoutError``); raised instead of
+                the cancellation that started the shutdown. Not retryable. If a runnable's
+                failure stopped the manager, that error is raised instead, with a note.
             TimeoutError: the informers did not sync within ``cache_sync_timeout``.
             kcm.errors.LeaderElectionLost: leadership was lost (``exit_on_loss``).
             OSError: the health address could not be bound.
@@ -515,11 +527,21 @@ class Manager:
                     stop.set()  # the supervisor stops everything, in order, then returns
         except BaseExceptionGroup as group:
             raise _unwrap(group) from None
+        except anyio.get_cancelled_exc_class():
+            if self._shutdown_error is not None:
+                # Cancelled (a signal): everything has stopped, but not within the grace.
+                raise self._shutdown_error from None
+            raise
         finally:
             self._shutting_down = True
             self._leading = False
         if self._errors:
-            raise self._errors[0]
+            error = self._errors[0]
+            if self._shutdown_error is not None:
+                error.add_note(f"then the shutdown timed out: {self._shutdown_error}")
+            raise error
+        if self._shutdown_error is not None:
+            raise self._shutdown_error
 
     async def _supervise(self, started: anyio.Event, stop: anyio.Event) -> None:
         """Start the stages in order, wait for the stop signal, stop them in reverse order.
@@ -611,18 +633,29 @@ class Manager:
             names = ", ".join(layer.name for layer in remaining)
             if self._forced:
                 logger.warning("manager: stopping at once; cancelling %s", names)
-            elif deadline.cancelled_caught:
+            elif deadline.cancelled_caught and grace:
                 self._timed_out = True
-                logger.error(
-                    "manager: failed waiting for all runnables to end within grace period of "
-                    "%s s; cancelling %s",
-                    grace,
-                    names,
-                )
+                self._shutdown_error = self._timeout_error(grace, remaining)
+                logger.error("%s", self._shutdown_error)
             for layer in remaining:
                 layer.scope.cancel()
             self._hard_stop.stop()
         logger.info("manager stopped")
+
+    def _timeout_error(self, grace: float, remaining: list[_Layer]) -> GracefulShutdownTimeout:
+        stages = tuple(layer.name for layer in remaining)
+        runnables = tuple(_describe(entry.runnable) for entry in self._entries if entry.running)
+        still = f" (still running: {', '.join(runnables)})" if runnables else ""
+        return GracefulShutdownTimeout(
+            "manager: failed waiting for all runnables to end within grace period of "
+            f"{grace:g} s; cancelling {', '.join(stages)}{still}. Work in flight was cut short: "
+            "make reconciles and shutdown cleanup return sooner when cancelled (a call without "
+            "a timeout, a loop that never awaits), or give the manager a longer "
+            "graceful_shutdown_timeout",
+            timeout=grace,
+            runnables=runnables,
+            stages=stages,
+        )
 
     async def _run_caches(self, *, task_status: TaskStatus[None]) -> None:
         async with anyio.create_task_group() as tg:
@@ -757,8 +790,19 @@ async def _cancel_on(event: anyio.Event, scope: anyio.CancelScope) -> None:
 async def _run_entry(
     entry: _Entry, stop: HardStop, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
 ) -> None:
-    with stop.bound():
-        await entry.runnable.run(task_status=task_status)
+    entry.running = True
+    try:
+        with stop.bound():
+            await entry.runnable.run(task_status=task_status)
+    finally:
+        entry.running = False
+
+
+def _describe(runnable: object) -> str:
+    """A short name for a runnable in messages: ``Controller replicaset``."""
+    kind = type(runnable).__name__
+    name = getattr(runnable, "name", None)
+    return f"{kind} {name}" if isinstance(name, str) and name else kind
 
 
 def _plain(exc: Exception) -> Exception:
@@ -814,8 +858,9 @@ async def run_until_signal(
     open_receiver: SignalReceiver = receiver or partial(anyio.open_signal_receiver, *signals)
     received: list[signal_module.Signals] = []
     try:
-        async with anyio.create_task_group() as tg:
-            with open_receiver() as incoming:
+        # The receiver outlives the task group: the watcher is cancelled before it closes.
+        with open_receiver() as incoming:
+            async with anyio.create_task_group() as tg:
                 running = anyio.CancelScope()
 
                 async def watch() -> None:
@@ -833,9 +878,11 @@ async def run_until_signal(
                             return
 
                 tg.start_soon(watch, name="signal receiver")
-                with running:
-                    await manager.run(task_status=task_status)
-                tg.cancel_scope.cancel()
+                try:
+                    with running:
+                        await manager.run(task_status=task_status)
+                finally:
+                    tg.cancel_scope.cancel()
     except BaseExceptionGroup as group:
         raise _unwrap(group) from None
     return received[0] if received else None

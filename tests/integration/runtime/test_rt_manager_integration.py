@@ -13,6 +13,7 @@ from anyio.abc import TaskStatus
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
+from kcm.errors import GracefulShutdownTimeout
 from kcm.models.coordination_v1 import Lease
 from kcm.models.core_v1 import ConfigMap
 from kcm.models.meta_v1 import ObjectMeta
@@ -284,10 +285,14 @@ async def test_a_reconcile_outliving_the_grace_is_cancelled(api_server: ApiServe
         await client.api(ConfigMap, "default").create(ConfigMap(metadata=ObjectMeta(name="s")))
         stopped = anyio.Event()
         scope = anyio.CancelScope()
+        errors: list[GracefulShutdownTimeout] = []
 
         async def run() -> None:
             with scope:
-                await manager.run()
+                try:
+                    await manager.run()
+                except GracefulShutdownTimeout as exc:
+                    errors.append(exc)
             stopped.set()
 
         async with anyio.create_task_group() as tg:
@@ -301,3 +306,6 @@ async def test_a_reconcile_outliving_the_grace_is_cancelled(api_server: ApiServe
             with anyio.fail_after(5):
                 await stopped.wait()
         assert recorder.finished == []  # cancelled, not finished
+        assert len(errors) == 1  # run() says the shutdown was cut short
+        assert errors[0].timeout == 2
+        assert errors[0].runnables == ("Controller configmap",)

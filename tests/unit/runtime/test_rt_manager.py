@@ -15,7 +15,7 @@ from anyio.abc import TaskStatus
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
-from kcm.errors import ConfigError, LeaderElectionLost
+from kcm.errors import ConfigError, GracefulShutdownTimeout, LeaderElectionLost
 from kcm.leaderelection import InMemoryLock, InMemoryLockStore, LeaderElectionRecord
 from kcm.models import ObjectKey
 from kcm.models.core_v1 import ConfigMap
@@ -242,11 +242,16 @@ async def test_graceful_shutdown_is_bounded_by_the_timeout(
         manager = Manager(client, clock=clock, graceful_shutdown_timeout=10)
         manager.add(Slow())
         done: list[float] = []
+        raised: list[GracefulShutdownTimeout] = []
 
         async def run_manager(*, task_status: TaskStatus[anyio.CancelScope]) -> None:
             with anyio.CancelScope() as scope:
                 task_status.started(scope)
-                await manager.run()
+                try:
+                    await manager.run()
+                except GracefulShutdownTimeout as exc:
+                    raised.append(exc)
+                    assert cut == [clock.monotonic()]  # raised once everything has stopped
             done.append(clock.monotonic())
 
         with anyio.fail_after(5), caplog.at_level(logging.ERROR, "kcm.runtime"):
@@ -267,8 +272,16 @@ async def test_graceful_shutdown_is_bounded_by_the_timeout(
         assert manager.shutdown_timed_out is timed_out
         errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
         assert bool(errors) is timed_out
+        assert len(raised) == int(timed_out)
         if timed_out:
             assert "failed waiting for all runnables to end within grace period of 10" in errors[0]
+            error = raised[0]
+            assert isinstance(error, TimeoutError)
+            assert str(error) == errors[0]
+            assert error.timeout == 10
+            assert error.runnables == ("Slow",)
+            assert error.stages == ("leader", "runnables")
+            assert "graceful_shutdown_timeout" in str(error)  # says what to do
 
 
 async def test_the_manager_deadline_cancels_in_flight_reconciles(
@@ -286,7 +299,9 @@ async def test_the_manager_deadline_cancels_in_flight_reconciles(
         async def run_manager(*, task_status: TaskStatus[anyio.CancelScope]) -> None:
             with anyio.CancelScope() as scope:
                 task_status.started(scope)
-                await manager.run()
+                with pytest.raises(GracefulShutdownTimeout) as raised:
+                    await manager.run()
+            assert raised.value.runnables == ("Controller c",)
             done.append(clock.monotonic())
 
         with anyio.fail_after(5), caplog.at_level(logging.ERROR, "kcm.runtime"):
@@ -306,6 +321,112 @@ async def test_the_manager_deadline_cancels_in_flight_reconciles(
         assert done == [start + 10]
         assert manager.shutdown_timed_out
         assert any("within grace period of 10" in r.getMessage() for r in caplog.records)
+
+
+async def test_run_until_signal_raises_the_shutdown_timeout(api_server: ApiServer) -> None:
+    clock = FakeClock()
+    reconciler = Blocked(clock)
+    source = FakeSignals()
+    async with ApiClient(api_server.client_config()) as client:
+        manager = Manager(client, clock=clock, graceful_shutdown_timeout=10)
+        controller = Controller("c", reconciler, clock=clock, graceful_shutdown_timeout=60)
+        manager.add(controller)
+        raised: list[Exception] = []
+
+        async def main(*, task_status: TaskStatus[None]) -> None:
+            try:
+                await run_until_signal(manager, receiver=source, task_status=task_status)
+            except Exception as exc:
+                raised.append(exc)
+
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                await tg.start(main)
+                await manager.wait_elected()
+                controller.enqueue(KEY)
+                await clock.advance(0)
+                start = clock.monotonic()
+                await source.send_stream.send(signal.SIGTERM)
+                await clock.advance(9.9)
+                assert raised == []
+                await clock.advance(0.1)
+        source.send_stream.close()
+        assert reconciler.cancelled == [start + 10]
+        assert len(raised) == 1
+        assert type(raised[0]) is GracefulShutdownTimeout  # plain, not in an exception group
+        assert controller.active_workers == 0
+
+
+async def test_a_zero_grace_cancels_at_once_without_an_error(api_server: ApiServer) -> None:
+    clock = FakeClock()
+    reconciler = Blocked(clock)
+    async with ApiClient(api_server.client_config()) as client:
+        manager = Manager(client, clock=clock, graceful_shutdown_timeout=0)
+        controller = Controller("c", reconciler, clock=clock, graceful_shutdown_timeout=60)
+        manager.add(controller)
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                await tg.start(manager.run)
+                await manager.wait_elected()
+                controller.enqueue(KEY)
+                await clock.advance(0)
+                tg.cancel_scope.cancel()  # the manager must not raise out of here
+        assert reconciler.cancelled == [clock.monotonic()]
+        assert not manager.shutdown_timed_out
+
+
+async def test_a_failure_then_a_shutdown_timeout_raises_the_failure_with_a_note(
+    api_server: ApiServer,
+) -> None:
+    clock = FakeClock()
+    reconciler = Blocked(clock)
+
+    class FailOnDemand:
+        def __init__(self) -> None:
+            self.fail = anyio.Event()
+
+        async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+            task_status.started()
+            await self.fail.wait()
+            raise ValueError("bad broke")
+
+    async with ApiClient(api_server.client_config()) as client:
+        manager = Manager(client, clock=clock, graceful_shutdown_timeout=10)
+        controller = Controller("c", reconciler, clock=clock, graceful_shutdown_timeout=60)
+        manager.add(controller)
+        bad = FailOnDemand()
+        manager.add(bad, needs_leader_election=False)
+        raised: list[Exception] = []
+
+        async def run_manager(*, task_status: TaskStatus[None]) -> None:
+            try:
+                await manager.run(task_status=task_status)
+            except ValueError as exc:
+                raised.append(exc)
+
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                await tg.start(run_manager)
+                try:
+                    await manager.wait_elected()
+                    controller.enqueue(KEY)
+                    await clock.advance(0)
+                    start = clock.monotonic()
+                    assert reconciler.entered == [start]
+                    bad.fail.set()  # the manager stops with this error
+                    await clock.advance(9.9)
+                    assert raised == []
+                    await clock.advance(0.1)
+                except BaseException:
+                    manager.force_stop()  # a failed check must not hang on the fake clock
+                    raise
+        assert reconciler.cancelled == [start + 10]
+        assert manager.shutdown_timed_out
+        assert len(raised) == 1
+        assert str(raised[0]) == "bad broke"
+        notes = getattr(raised[0], "__notes__", [])
+        assert len(notes) == 1
+        assert notes[0].startswith("then the shutdown timed out: manager: failed waiting")
 
 
 async def test_losing_leadership_cancels_in_flight_reconciles_without_grace(
