@@ -41,10 +41,14 @@ class DelayingQueue(Queue[T]):
           delay still fires an add later (merged if the key is still queued).
         * Delays are measured on ``clock``; with :class:`kcm.testing.FakeClock` they elapse
           exactly when the test advances time, and nothing else sleeps on the clock.
+        * :meth:`shut_down` stops every pending delay (client-go drops them; :attr:`waiting`
+          drops to 0) but holds them for :meth:`reopen`, which resumes them at their original
+          times: once the waiter runs, a key whose time passed meanwhile is added at once.
 
     Caveats:
-        Keys can be added before the waiter runs; they become ready once it does. Keys still
-        waiting at shutdown are dropped (client-go does the same).
+        Keys can be added before the waiter runs; they become ready once it does.
+        :meth:`add_after` is ignored while the queue is shut down. :meth:`run` returns on
+        shutdown; after :meth:`reopen`, start it again (or enter the queue again).
     """
 
     def __init__(
@@ -57,6 +61,7 @@ class DelayingQueue(Queue[T]):
         super().__init__(name=name, clock=clock, metrics=metrics)
         self._heap: list[tuple[float, int, T]] = []
         self._waiting: dict[T, tuple[float, int]] = {}
+        self._held: list[tuple[float, int, T]] = []  # delays stopped by a shutdown
         self._seq = itertools.count()
         self._timer: anyio.CancelScope | None = None
         self._running = False
@@ -86,7 +91,8 @@ class DelayingQueue(Queue[T]):
 
     @property
     def waiting(self) -> int:
-        """How many keys are waiting for their delay to pass."""
+        """How many keys are waiting for their delay to pass (0 while shut down: the delays
+        are held until :meth:`reopen`)."""
         return len(self._waiting)
 
     def _promote_ready(self) -> None:
@@ -102,6 +108,9 @@ class DelayingQueue(Queue[T]):
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
         """Move keys into the queue as their delays pass, until the queue shuts down.
+
+        The delays still pending then are held for :meth:`reopen`; ``run`` may be started
+        again once the queue is reopened.
 
         Raises:
             RuntimeError: the waiter is already running.
@@ -122,13 +131,25 @@ class DelayingQueue(Queue[T]):
         finally:
             self._running = False
             self._timer = None
-            if self._shutting_down:  # dropped, as in client-go; kept if only cancelled
-                self._heap.clear()
-                self._waiting.clear()
 
     def _on_shut_down(self) -> None:
+        # Stop the delays now (deterministically, whether or not the waiter runs), keeping
+        # each key's current entry for reopen().
+        self._held.extend(entry for entry in self._heap if self._waiting.get(entry[2]) == entry[:2])
+        self._heap.clear()
+        self._waiting.clear()
         if self._timer is not None:
             self._timer.cancel()
+
+    def _on_reopen(self) -> None:
+        held, self._held = self._held, []
+        for ready_at, seq, item in held:
+            current = self._waiting.get(item)
+            if current is None or ready_at < current[0]:
+                self._waiting[item] = (ready_at, seq)
+                heapq.heappush(self._heap, (ready_at, seq, item))
+        if self._timer is not None:
+            self._timer.cancel()  # a waiter still running looks at the heap again
 
     async def __aenter__(self) -> Self:
         task_group = anyio.create_task_group()

@@ -49,6 +49,8 @@ class Queue(Generic[T]):
           :meth:`get` keeps handing out the backlog; only when it is empty does :meth:`get`
           raise :class:`~kcm.errors.ShutDown`. :meth:`shut_down_with_drain` also waits for the
           keys in flight.
+        * A shut-down queue can be used again: :meth:`reopen` accepts keys again and keeps
+          the backlog (a kcm addition; client-go queues are single-use).
 
     Args:
         name: the queue's name; required for metrics (the ``name`` label).
@@ -228,13 +230,37 @@ class Queue(Generic[T]):
             self._drainers.append(event)
             await event.wait()
 
+    def reopen(self) -> None:
+        """Undo :meth:`shut_down`: accept keys again, for consumers that start over (a
+        controller run again after it was stopped, e.g. on leader re-election).
+
+        Nothing is lost or repeated: keys still queued stay queued, in order, and are handed
+        out to the next :meth:`get`; keys in flight stay in flight (their :meth:`done` works
+        as usual, re-queueing them if they were added meanwhile). :meth:`get` no longer raises
+        :class:`~kcm.errors.ShutDown`; a :meth:`shut_down_with_drain` still waiting returns.
+        The metrics go on in the same series. A no-op unless the queue is shutting down.
+
+        Subclasses keep their own state too: a :class:`DelayingQueue` resumes the delays
+        still pending (start its waiter again if it has returned), a
+        :class:`RateLimitingQueue` keeps each key's backoff.
+        """
+        if not self._shutting_down:
+            return
+        self._shutting_down = False
+        self._drain = False
+        self._wake_drainers()
+        self._on_reopen()
+
     @property
     def shutting_down(self) -> bool:
-        """True once :meth:`shut_down` (or the drain variant) was called."""
+        """True once :meth:`shut_down` (or the drain variant) was called, until :meth:`reopen`."""
         return self._shutting_down
 
     def _on_shut_down(self) -> None:
         """Hook for subclasses: the queue has just started shutting down."""
+
+    def _on_reopen(self) -> None:
+        """Hook for subclasses: the queue has just been reopened."""
 
     def _wake_getters(self) -> None:
         while self._getters:

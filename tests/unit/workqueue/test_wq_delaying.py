@@ -141,6 +141,8 @@ async def test_cancelled_waiter_keeps_pending_items_and_shutdown_drops_them() ->
     assert q.waiting == 0
     q.add_after("c", 1)  # ignored after shutdown
     assert q.waiting == 0
+    await clock.advance(10)
+    assert len(q) == 1  # "b" is never added while shut down (it is held for a reopen)
 
 
 async def test_shut_down_with_drain_stops_the_waiter_too() -> None:
@@ -163,3 +165,62 @@ async def test_real_clock_delay_is_honoured() -> None:
         with anyio.fail_after(5):
             assert await q.get() == "a"
         assert anyio.current_time() - start >= 0.019
+
+
+async def test_reopen_resumes_the_delays_pending_at_shutdown() -> None:
+    clock = FakeClock()
+    q = DelayingQueue[str](clock=clock)
+    start = clock.monotonic()
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            await tg.start(q.run)
+            q.add_after("soon", 5)
+            q.add_after("later", 20)
+            q.shut_down()  # run() returns
+        await clock.advance(10)  # "soon" falls due while shut down: not added
+        assert (len(q), q.waiting) == (0, 0)
+        q.add_after("ignored", 1)
+        q.reopen()
+        assert (len(q), q.waiting) == (0, 2)  # nothing moves until the waiter runs again
+        async with anyio.create_task_group() as tg:
+            await tg.start(q.run)
+            assert q.get_nowait() == "soon"  # overdue: added as the waiter starts
+            q.add_after("new", 1)  # delays work again
+            await clock.advance(1)
+            assert q.get_nowait() == "new"
+            await clock.advance(8)
+            assert len(q) == 0
+            await clock.advance(1)
+            assert clock.monotonic() == start + 20
+            assert q.get_nowait() == "later"  # at its original time
+            assert q.waiting == 0
+            q.shut_down()
+    assert not q.is_dirty("ignored")
+
+
+async def test_reopen_before_the_waiter_has_stopped_keeps_it_running() -> None:
+    clock = FakeClock()
+    q = DelayingQueue[str](clock=clock)
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            await tg.start(q.run)
+            q.add_after("a", 5)
+            q.shut_down()
+            q.reopen()  # before run() saw the shutdown
+            await clock.advance(5)
+            assert q.get_nowait() == "a"
+            with pytest.raises(RuntimeError, match="already running"):
+                await q.run()
+            q.shut_down()
+
+
+async def test_a_reopened_queue_can_be_entered_again() -> None:
+    clock = FakeClock()
+    q = DelayingQueue[str](clock=clock)
+    async with q:
+        q.add_after("a", 5)
+    q.reopen()
+    async with q:
+        await clock.advance(5)
+        assert await q.get() == "a"
+    assert q.shutting_down

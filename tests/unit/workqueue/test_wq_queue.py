@@ -290,3 +290,66 @@ async def test_context_manager_shuts_down_on_exit() -> None:
 async def test_metrics_need_a_name() -> None:
     with pytest.raises(ValueError, match="name"):
         Queue[str](metrics=CollectorRegistry())
+
+
+async def test_reopen_accepts_keys_again_and_keeps_the_backlog_and_keys_in_flight() -> None:
+    registry = CollectorRegistry()
+    q = Queue[str](name="q", metrics=registry)
+    for key in ("a", "b", "c"):
+        q.add(key)
+    a = await q.get()
+    q.add("a")  # dirty in flight
+    q.shut_down()
+    q.add("lost")  # ignored while shut down
+    q.reopen()
+    assert not q.shutting_down
+    q.add("d")
+    assert q.processing == {"a"}
+    assert [q.get_nowait() for _ in range(3)] == ["b", "c", "d"]  # FIFO kept across reopen
+    q.done(a)  # in flight across the reopen: re-queued as it was added meanwhile
+    assert q.get_nowait() == "a"
+    assert not q.is_dirty("lost")
+    for key in ("a", "b", "c", "d"):
+        q.done(key)
+    assert registry.get_sample_value("workqueue_adds_total", {"name": "q"}) == 5
+    assert registry.get_sample_value("workqueue_depth", {"name": "q"}) == 0
+    with pytest.raises(anyio.WouldBlock):  # not ShutDown any more
+        q.get_nowait()
+
+
+async def test_a_worker_waits_again_after_reopen() -> None:
+    q = Queue[str]()
+    q.shut_down()
+    with pytest.raises(ShutDown):
+        await q.get()
+    q.reopen()
+    got: list[str] = []
+
+    async def worker() -> None:
+        async with q.get_item() as key:
+            got.append(key)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(worker)
+            await anyio.wait_all_tasks_blocked()
+            assert got == []  # waiting, not told ShutDown
+            q.add("a")
+    assert got == ["a"]
+    assert q.processing == frozenset()
+
+
+async def test_reopen_ends_a_drain_wait_and_is_a_no_op_on_an_open_queue() -> None:
+    q = Queue[str]()
+    q.reopen()  # not shut down: nothing happens
+    assert not q.shutting_down
+    q.add("a")
+    a = await q.get()
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(q.shut_down_with_drain)
+            await anyio.wait_all_tasks_blocked()
+            q.reopen()
+    assert not q.shutting_down
+    assert q.processing == {a}
+    q.done(a)

@@ -41,3 +41,26 @@ async def test_default_limiter_uses_the_queue_clock() -> None:
         await clock.advance(0.001)
         assert len(q) == 1
         assert q.num_requeues("a") == 1
+
+
+async def test_reopen_keeps_the_backoff_and_the_retries_waiting() -> None:
+    clock = FakeClock()
+    limiter = ItemExponentialFailureRateLimiter(1.0, 100.0, clock=clock)
+    q = RateLimitingQueue[str](limiter, clock=clock)
+    async with q:
+        q.add_rate_limited("a")  # due in 1 s
+        q.add_rate_limited("a")  # 2 s: the earlier time stays
+    assert q.shutting_down
+    assert q.waiting == 0
+    q.reopen()
+    assert q.num_requeues("a") == 2
+    assert q.waiting == 1
+    async with q:
+        await clock.advance(1.0)
+        assert q.get_nowait() == "a"
+        q.done("a")
+        q.add_rate_limited("a")  # the third failure: 4 s, not back to 1 s
+        await clock.advance(3.999)
+        assert len(q) == 0
+        await clock.advance(0.001)
+        assert len(q) == 1
