@@ -70,15 +70,6 @@ class _Source:
         self.registration = registration
 
 
-class _ControllerQueue(RateLimitingQueue[K]):
-    """The controller's queue, reopened when the controller runs again (leader re-election)."""
-
-    def reopen(self) -> None:
-        """Accept adds again after a shutdown; keys still queued stay (and are reconciled)."""
-        self._shutting_down = False
-        self._drain = False
-
-
 @final
 class Controller(Generic[K]):
     """Runs a :class:`Reconciler` for every key put into its queue, with retries and backoff.
@@ -121,10 +112,11 @@ class Controller(Generic[K]):
             a live controller reporting to the same metrics registry.
 
     Caveats:
-        * Cancelling :meth:`run` stops workers from taking new keys at once; keys still queued
-          (and keys whose reconcile was cancelled) wait for the next :meth:`run` (a stopped
-          controller may be run again, e.g. after leader re-election); the watches are
-          registered again then, which replays every cached object.
+        * Cancelling :meth:`run` stops workers from taking new keys at once; keys still queued,
+          keys whose reconcile was cancelled and keys waiting for a backoff or
+          ``requeue_after`` wait for the next :meth:`run` (a stopped controller may be run
+          again, e.g. after leader re-election); the watches are registered again then, which
+          replays every cached object.
     """
 
     def __init__(
@@ -159,7 +151,7 @@ class Controller(Generic[K]):
             else ItemExponentialFailureRateLimiter(0.005, 1000.0, clock=clock)
         )
         try:
-            self.queue: RateLimitingQueue[K] = _ControllerQueue(
+            self.queue: RateLimitingQueue[K] = RateLimitingQueue(
                 limiter,
                 name=name,
                 clock=clock,
@@ -272,8 +264,10 @@ class Controller(Generic[K]):
         manager's hard stop (its deadline, leadership loss) cancels them at once instead.
 
         ``run`` may be called again once it has returned (a manager does so when it is
-        elected again): the queue reopens, keeping the keys still queued, and the watches are
-        registered again (their initial adds queue every cached object once more).
+        elected again): the queue reopens (:meth:`~kcm.workqueue.Queue.reopen`), keeping the
+        keys still queued, those waiting for a backoff or ``requeue_after`` (due ones are
+        reconciled at once) and each key's backoff, and the watches are registered again
+        (their initial adds queue every cached object once more).
 
         Raises:
             RuntimeError: ``run`` is already running.
@@ -317,8 +311,7 @@ class Controller(Generic[K]):
             self._running = False
 
     def _restart(self) -> None:
-        assert isinstance(self.queue, _ControllerQueue)
-        self.queue.reopen()
+        self.queue.reopen()  # keeps the keys queued and those waiting for a delay
         for key in self._left_over:  # cancelled mid-reconcile last time: not done yet
             self.queue.add(key)
         self._left_over.clear()

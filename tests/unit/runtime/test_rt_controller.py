@@ -25,6 +25,7 @@ from kcm.runtime import (
     is_terminal,
 )
 from kcm.testing import FakeClock
+from kcm.workqueue import ItemExponentialFailureRateLimiter
 
 pytestmark = pytest.mark.anyio
 
@@ -365,6 +366,43 @@ async def test_a_stopped_controller_runs_again_with_its_queue_reopened(
     assert (
         registry.get_sample_value("workqueue_adds_total", {"name": "c", "controller": "c"}) == 3
     )  # one metrics series across runs
+
+
+async def test_a_requeue_after_and_a_backoff_pending_at_stop_survive_a_restart(
+    fake_clock: FakeClock,
+) -> None:
+    async def behaviour(request: Request, n: int) -> Result:
+        if request.name == "web" and n == 1:
+            return Result(requeue_after=30)
+        if request.name == "db" and n == 2:
+            raise RuntimeError("first try of db fails")
+        return Result()
+
+    rec = Recorder(fake_clock, behaviour)
+    controller = Controller(
+        "c",
+        rec,
+        clock=fake_clock,
+        rate_limiter=ItemExponentialFailureRateLimiter(50.0, 1000.0, clock=fake_clock),
+    )
+    db = ObjectKey("default", "db")
+    async with running(controller):
+        controller.enqueue(KEY)
+        await fake_clock.advance(0)
+        controller.enqueue(db)
+        await fake_clock.advance(0)
+        assert rec.times() == [0, 0]
+        assert controller.queue.waiting == 2  # web after 30 s, db after a 50 s backoff
+    await fake_clock.advance(40)  # stopped (say, leadership lost) while web falls due
+    assert rec.times() == [0, 0]
+    async with running(controller):  # elected again
+        await fake_clock.advance(0)
+        calls = [(t, key.name) for t, (_, key) in zip(rec.times(), rec.calls, strict=True)]
+        assert calls[2:] == [(40, "web")]  # overdue: reconciled at once
+        await fake_clock.advance(10)
+        calls = [(t, key.name) for t, (_, key) in zip(rec.times(), rec.calls, strict=True)]
+        assert calls[3:] == [(50, "db")]  # the backoff kept its time
+        assert controller.queue.num_requeues(db) == 0  # forgotten after its success
 
 
 class _FakeRegistration:
