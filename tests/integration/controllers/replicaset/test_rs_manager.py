@@ -40,11 +40,15 @@ async def test_add_to_manager_runs_both_controllers(api_server: ApiServer) -> No
 
         def idle() -> bool:
             r = manager.registry
-            return all(
-                not r.get_sample_value("controller_runtime_active_workers", {"controller": n})
-                and not r.get_sample_value("workqueue_depth", {"name": n})
-                for n in ("replicaset", "replicationcontroller")
-            )
+            for n in ("replicaset", "replicationcontroller"):
+                active = r.get_sample_value("controller_runtime_active_workers", {"controller": n})
+                # Controller queues carry controller-runtime's labels: name and controller.
+                depth = r.get_sample_value("workqueue_depth", {"name": n, "controller": n})
+                assert active is not None, f"no controller_runtime_active_workers for {n}"
+                assert depth is not None, f"no workqueue_depth sample for {n}"
+                if active or depth:
+                    return False
+            return True
 
         async def settled() -> bool:
             status = (await client.api(RS.model, NS).get("web")).status
