@@ -197,6 +197,24 @@ class Controller(Generic[K]):
         ``requeue``, ``requeue_after`` (a fresh dict; kept with or without ``metrics``)."""
         return dict(self._counts)
 
+    async def wait_idle(self) -> None:
+        """Return once the queue is empty and no reconcile is in flight (every key handed to
+        a worker has been reconciled and its outcome applied).
+
+        Event-driven (:meth:`kcm.workqueue.Queue.wait_idle`), so tests need neither real
+        sleeps nor polling loops: ``controller.enqueue(key); await controller.wait_idle()``.
+        Keys waiting for a backoff or ``requeue_after`` do not count (advance a fake clock to
+        make them due, then wait again). Returns at once if idle.
+
+        Caveats:
+            * It knows nothing of informer events still on their way: a reconcile's own
+              writes come back as watch events (and maybe keys) later. Wait for the caches to
+              catch up first when that matters.
+            * Waits for ever while keys are queued and the controller is not running; put a
+              deadline around it.
+        """
+        await self.queue.wait_idle()
+
     # -- wiring ------------------------------------------------------------------------------
 
     def wait_for(

@@ -77,6 +77,7 @@ class Queue(Generic[T]):
         self._processing: set[T] = set()
         self._getters: deque[anyio.Event] = deque()
         self._drainers: list[anyio.Event] = []
+        self._idlers: list[anyio.Event] = []
         self._shutting_down = False
         self._drain = False
         self._metrics: QueueMetrics | None = None
@@ -195,8 +196,13 @@ class Queue(Generic[T]):
             self._queue.append(item)
             if self._getters:
                 self._getters.popleft().set()
-        if not self._processing and self._drainers:  # also when ``item`` went back in the queue
-            self._wake_drainers()
+        if not self._processing:
+            if self._drainers:  # also when ``item`` went back in the queue
+                self._wake_drainers()
+            if self._idlers and not self._queue:
+                idlers, self._idlers = self._idlers, []
+                for event in idlers:
+                    event.set()
 
     # -- shutdown ----------------------------------------------------------------------------
 
@@ -272,6 +278,29 @@ class Queue(Generic[T]):
             event.set()
 
     # -- inspection --------------------------------------------------------------------------
+
+    async def wait_idle(self) -> None:
+        """Return once no key is queued and none is in flight (:meth:`done` was called for
+        every key handed out): the workers have caught up with everything added so far.
+
+        Event-driven, no polling: the last :meth:`done` wakes it. Keys waiting for a delay
+        (:meth:`DelayingQueue.add_after`) do not count; once their time comes they are queued
+        and the queue is busy again. Returns at once, without yielding, if the queue is idle;
+        otherwise it is idle at the moment this returns (a key added between the wake-up and
+        the return makes it wait again). Cancelling it is safe.
+
+        Caveats:
+            Waits for ever if nobody takes the queued keys (no worker, or stopped ones); put a
+            deadline around it in tests (``anyio.fail_after``).
+        """
+        while self._queue or self._processing:
+            event = anyio.Event()
+            self._idlers.append(event)
+            try:
+                await event.wait()
+            finally:
+                if not event.is_set():
+                    self._idlers.remove(event)
 
     def __len__(self) -> int:
         """Keys waiting to be handed out (not those in flight, nor those dirtied in flight)."""

@@ -544,3 +544,46 @@ async def test_conflict_is_a_quiet_retry(
     assert record.levelno == logging.INFO
     assert record.exc_info is None
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+async def test_wait_idle_returns_once_every_reconcile_has_finished(fake_clock: FakeClock) -> None:
+    release = anyio.Event()
+
+    async def behaviour(request: Request, n: int) -> Result:
+        if n == 1:
+            await release.wait()
+        if n == 2:
+            raise RuntimeError("retry me")
+        return Result()
+
+    rec = Recorder(fake_clock, behaviour)
+    controller = Controller("c", rec, clock=fake_clock, max_concurrent_reconciles=2)
+    await controller.wait_idle()  # nothing to do
+    idle = anyio.Event()
+
+    async def wait() -> None:
+        await controller.wait_idle()
+        idle.set()
+
+    with anyio.fail_after(5):
+        async with running(controller), anyio.create_task_group() as tg:
+            controller.enqueue(KEY)
+            controller.enqueue(ObjectKey("default", "db"))
+            tg.start_soon(wait)
+            await fake_clock.advance(0)
+            assert controller.active_workers == 1  # web still in flight; db failed
+            assert not idle.is_set()
+            release.set()
+            await controller.wait_idle()
+            await fake_clock.advance(0)
+            assert idle.is_set()
+            assert controller.reconcile_counts["success"] == 1
+            assert controller.queue.waiting == 1  # db's backoff does not count as work
+            await fake_clock.advance(0.005)  # due: reconciled again
+            await controller.wait_idle()
+            assert controller.reconcile_counts == {
+                "success": 2,
+                "error": 1,
+                "requeue": 0,
+                "requeue_after": 0,
+            }

@@ -9,7 +9,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from kcm.errors import ShutDown
-from kcm.workqueue import Queue
+from kcm.testing import FakeClock
+from kcm.workqueue import DelayingQueue, Queue
 
 pytestmark = pytest.mark.anyio
 
@@ -353,3 +354,77 @@ async def test_reopen_ends_a_drain_wait_and_is_a_no_op_on_an_open_queue() -> Non
     assert not q.shutting_down
     assert q.processing == {a}
     q.done(a)
+
+
+async def test_wait_idle_returns_once_nothing_is_queued_or_in_flight() -> None:
+    q = Queue[str]()
+    await q.wait_idle()  # idle at once
+    q.add("a")
+    q.add("b")
+    idle = anyio.Event()
+
+    async def wait() -> None:
+        await q.wait_idle()
+        idle.set()
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(wait)
+            a = await q.get()
+            q.done(a)  # "b" is still queued
+            await anyio.wait_all_tasks_blocked()
+            assert not idle.is_set()
+            b = await q.get()
+            q.add("b")  # dirty in flight: back in the queue at done()
+            q.done(b)
+            await anyio.wait_all_tasks_blocked()
+            assert not idle.is_set()
+            q.done(await q.get())
+            await anyio.wait_all_tasks_blocked()
+            assert idle.is_set()
+
+
+async def test_wait_idle_waits_again_for_a_key_added_before_it_woke() -> None:
+    q = Queue[str]()
+    q.add("a")
+    returned = anyio.Event()
+
+    async def wait() -> None:
+        await q.wait_idle()
+        returned.set()
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(wait)
+            await anyio.wait_all_tasks_blocked()
+            q.done(await q.get())  # wakes the waiter...
+            q.add("b")  # ...but the queue is busy again before it runs
+            await anyio.wait_all_tasks_blocked()
+            assert not returned.is_set()
+            q.done(await q.get())
+    assert returned.is_set()
+
+
+async def test_a_cancelled_wait_idle_leaves_nothing_behind() -> None:
+    q = Queue[str]()
+    q.add("a")
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(q.wait_idle)
+        await anyio.wait_all_tasks_blocked()
+        tg.cancel_scope.cancel()
+    q.done(await q.get())
+    with anyio.fail_after(5):
+        await q.wait_idle()
+
+
+async def test_keys_waiting_for_a_delay_do_not_count_as_work() -> None:
+    clock = FakeClock()
+    async with DelayingQueue[str](clock=clock) as q:
+        q.add_after("a", 5)
+        with anyio.fail_after(5):
+            await q.wait_idle()
+        await clock.advance(5)
+        assert len(q) == 1  # due now: busy
+        q.done(await q.get())
+        with anyio.fail_after(5):
+            await q.wait_idle()
