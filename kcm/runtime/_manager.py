@@ -526,7 +526,11 @@ class Manager:
                 finally:
                     stop.set()  # the supervisor stops everything, in order, then returns
         except BaseExceptionGroup as group:
-            raise _unwrap(group) from None
+            error = _unwrap(group)
+            cancelled = isinstance(error, anyio.get_cancelled_exc_class())
+            if cancelled and self._shutdown_error is not None:
+                raise self._shutdown_error from None
+            raise error from None
         except anyio.get_cancelled_exc_class():
             if self._shutdown_error is not None:
                 # Cancelled (a signal): everything has stopped, but not within the grace.
