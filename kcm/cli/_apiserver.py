@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 
-from ._values import port
+from ._values import listen_host, port
 
 __all__ = ["add_parser", "run"]
 
@@ -26,7 +26,10 @@ def add_parser(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--port", type=port, default=6443, help="TCP port (0 picks a free one; default 6443)"
     )
     parser.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (default: loopback only)"
+        "--host",
+        type=listen_host,
+        default="127.0.0.1",
+        help="IP address (or localhost) to listen on (default: loopback only)",
     )
     parser.add_argument(
         "--data-dir", default=None, help="keep state in SQLite here (default: in memory)"

@@ -114,3 +114,10 @@ def ip_address(text: str) -> str:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not an IP address (e.g. 127.0.0.1, 0.0.0.0 or ::)"
         ) from None
+
+
+def listen_host(text: str) -> str:
+    """An address to listen on: an IP address, or ``localhost``."""
+    if str(text).strip() == "localhost":
+        return "localhost"
+    return ip_address(text)

@@ -92,6 +92,11 @@ def test_console_script_fails_fast_on_bad_input() -> None:
             "a value only with '=' (--leader-elect=false); see kcm --help",
         ),
         (
+            ["apiserver", "--host=notanip"],
+            "kcm apiserver: error: argument --host: 'notanip' is not an IP address "
+            "(e.g. 127.0.0.1, 0.0.0.0 or ::); see kcm apiserver --help",
+        ),
+        (
             ["apiserver", "--port=70000"],
             "kcm apiserver: error: argument --port: 70000 is too large: a port is 0-65535; "
             "see kcm apiserver --help",
