@@ -10,6 +10,7 @@ import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
+from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -202,7 +203,9 @@ class App:
                     return
                 result = rest_api.list(res, ns, query)
                 if wants_table(accept):
-                    result = to_table(res, result, query.get("includeObject", "Metadata"))
+                    result = to_table(
+                        res, result, query.get("includeObject", "Metadata"), self.clock.now()
+                    )
                 await _respond(send, 200, _encode(result))
                 return
             assert ns is not None
@@ -215,6 +218,7 @@ class App:
                         res,
                         {"metadata": {}, "items": [obj]},
                         query.get("includeObject", "Metadata"),
+                        self.clock.now(),
                     )
             await _respond(send, 200, _encode(obj))
             return
@@ -465,16 +469,18 @@ class App:
         if self.faults.partitioned(user_agent) is not None:
             await self.faults.gate(user_agent)
         if table and res is not None:
-            data = _tableize(res, data)
+            data = _tableize(res, data, self.clock.now())
         await send({"type": "http.response.body", "body": data, "more_body": True})
 
 
-def _tableize(res: Resource, data: bytes) -> bytes:
+def _tableize(res: Resource, data: bytes, now: datetime) -> bytes:
     out = []
     for raw in data.splitlines():
         event = json.loads(raw)
         if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
-            event["object"] = to_table(res, {"metadata": {}, "items": [event["object"]]}, "Object")
+            event["object"] = to_table(
+                res, {"metadata": {}, "items": [event["object"]]}, "Object", now
+            )
         out.append(_encode(event) + b"\n")
     return b"".join(out)
 

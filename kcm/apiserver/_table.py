@@ -70,16 +70,16 @@ def _time(ts: Any) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _since(ts: Any) -> str:
+def _since(ts: Any, now: datetime) -> str:
     """kube's ``translateTimestampSince``: ``<unknown>`` for no timestamp."""
     when = _time(ts)
     if when is None:
         return "<unknown>"
-    return human_duration((datetime.now(UTC) - when).total_seconds())
+    return human_duration((now - when).total_seconds())
 
 
-def _age(obj: Obj) -> str:
-    return _since(_m(obj, "metadata").get("creationTimestamp"))
+def _age(obj: Obj, now: datetime) -> str:
+    return _since(_m(obj, "metadata").get("creationTimestamp"), now)
 
 
 def _m(obj: Any, key: str) -> Mapping[str, Any]:
@@ -161,10 +161,11 @@ def _terminated_reason(terminated: Obj, prefix: str = "") -> str:
     return f"{prefix}ExitCode:{_int(terminated.get('exitCode'))}"
 
 
-def pod_status(pod: Obj) -> tuple[str, str, str]:
+def pod_status(pod: Obj, now: datetime | None = None) -> tuple[str, str, str]:
     """(READY, STATUS, RESTARTS) as kubectl's ``printPod`` computes them: the phase, or the
     pod's reason, or the init or app containers' waiting/terminated reasons (so a finished
-    pod shows ``Completed`` or ``Error``), or ``Terminating``."""
+    pod shows ``Completed`` or ``Error``), or ``Terminating``. ``now`` (default: the system
+    clock) dates the last restart."""
     spec, status = _m(pod, "spec"), _m(pod, "status")
     phase = str(status.get("phase") or "")
     reason = str(status.get("reason") or phase)
@@ -236,13 +237,13 @@ def pod_status(pod: Obj) -> tuple[str, str, str]:
         reason = "Terminating"
     restarts_text = str(restarts)
     if restarts and last_restart is not None:
-        ago = human_duration((datetime.now(UTC) - last_restart).total_seconds())
+        ago = human_duration(((now or datetime.now(UTC)) - last_restart).total_seconds())
         restarts_text = f"{restarts} ({ago} ago)"
     return f"{ready}/{total}", reason, restarts_text
 
 
-def _pod(obj: Obj) -> list[Any]:
-    ready, reason, restarts = pod_status(obj)
+def _pod(obj: Obj, now: datetime) -> list[Any]:
+    ready, reason, restarts = pod_status(obj, now)
     spec, status = _m(obj, "spec"), _m(obj, "status")
     ips = _l(status, "podIPs")
     ip = (ips[0].get("ip") if ips else None) or "<none>"
@@ -262,7 +263,7 @@ def _pod(obj: Obj) -> list[Any]:
         ready,
         reason,
         restarts,
-        _age(obj),
+        _age(obj, now),
         ip,
         spec.get("nodeName") or "<none>",
         status.get("nominatedNodeName") or "<none>",
@@ -276,7 +277,7 @@ def _pod(obj: Obj) -> list[Any]:
 _ROLE_PREFIX = "node-role.kubernetes.io/"
 
 
-def _node(obj: Obj) -> list[Any]:
+def _node(obj: Obj, now: datetime) -> list[Any]:
     status, info = _m(obj, "status"), _m(_m(obj, "status"), "nodeInfo")
     ready = next((c for c in _l(status, "conditions") if c.get("type") == "Ready"), None)
     states = [] if ready is None else ["Ready" if ready.get("status") == "True" else "NotReady"]
@@ -300,7 +301,7 @@ def _node(obj: Obj) -> list[Any]:
     return [
         ",".join(states),
         ",".join(sorted(roles)) or "<none>",
-        _age(obj),
+        _age(obj, now),
         info.get("kubeletVersion") or "",
         address("InternalIP"),
         address("ExternalIP"),
@@ -310,41 +311,41 @@ def _node(obj: Obj) -> list[Any]:
     ]
 
 
-def _deployment(obj: Obj) -> list[Any]:
+def _deployment(obj: Obj, now: datetime) -> list[Any]:
     spec, status = _m(obj, "spec"), _m(obj, "status")
     names, images = _containers(_template_spec(obj))
     return [
         f"{_int(status.get('readyReplicas'))}/{_int(spec.get('replicas'))}",
         _int(status.get("updatedReplicas")),
         _int(status.get("availableReplicas")),
-        _age(obj),
+        _age(obj, now),
         names,
         images,
         _selector(spec.get("selector")),
     ]
 
 
-def _replica_set(obj: Obj) -> list[Any]:
+def _replica_set(obj: Obj, now: datetime) -> list[Any]:
     spec, status = _m(obj, "spec"), _m(obj, "status")
     names, images = _containers(_template_spec(obj))
     return [
         _int(spec.get("replicas")),
         _int(status.get("replicas")),
         _int(status.get("readyReplicas")),
-        _age(obj),
+        _age(obj, now),
         names,
         images,
         _format_selector(spec.get("selector")),
     ]
 
 
-def _replication_controller(obj: Obj) -> list[Any]:
-    cells = _replica_set(obj)
+def _replication_controller(obj: Obj, now: datetime) -> list[Any]:
+    cells = _replica_set(obj, now)
     cells[-1] = _format_labels(_m(obj, "spec").get("selector"))  # a plain label map
     return cells
 
 
-def _job(obj: Obj) -> list[Any]:
+def _job(obj: Obj, now: datetime) -> list[Any]:
     meta, spec, status = _m(obj, "metadata"), _m(obj, "spec"), _m(obj, "status")
     succeeded = _int(status.get("succeeded"))
     if spec.get("completions") is not None:
@@ -354,10 +355,7 @@ def _job(obj: Obj) -> list[Any]:
     else:
         completions = f"{succeeded}/1"
     start, end = _time(status.get("startTime")), _time(status.get("completionTime"))
-    if start is None:
-        duration = ""
-    else:
-        duration = human_duration(((end or datetime.now(UTC)) - start).total_seconds())
+    duration = "" if start is None else human_duration(((end or now) - start).total_seconds())
     conditions = _l(status, "conditions")
     if _condition_true(conditions, "Complete"):
         state = "Complete"
@@ -378,14 +376,14 @@ def _job(obj: Obj) -> list[Any]:
         state,
         completions,
         duration,
-        _age(obj),
+        _age(obj, now),
         names,
         images,
         _format_selector(spec.get("selector")),
     ]
 
 
-def _cron_job(obj: Obj) -> list[Any]:
+def _cron_job(obj: Obj, now: datetime) -> list[Any]:
     spec, status = _m(obj, "spec"), _m(obj, "status")
     job_spec = _m(_m(spec, "jobTemplate"), "spec")
     suspend = spec.get("suspend")
@@ -396,30 +394,30 @@ def _cron_job(obj: Obj) -> list[Any]:
         spec.get("timeZone") or "<none>",
         "<unset>" if suspend is None else str(bool(suspend)),  # kube's printBool
         len(_l(status, "active")),
-        _since(last) if last else "<none>",
-        _age(obj),
+        _since(last, now) if last else "<none>",
+        _age(obj, now),
         names,
         images,
         _format_selector(job_spec.get("selector")),
     ]
 
 
-def _namespace(obj: Obj) -> list[Any]:
-    return [_m(obj, "status").get("phase") or "", _age(obj)]
+def _namespace(obj: Obj, now: datetime) -> list[Any]:
+    return [_m(obj, "status").get("phase") or "", _age(obj, now)]
 
 
-def _config_map(obj: Obj) -> list[Any]:
-    return [len(_m(obj, "data")) + len(_m(obj, "binaryData")), _age(obj)]
+def _config_map(obj: Obj, now: datetime) -> list[Any]:
+    return [len(_m(obj, "data")) + len(_m(obj, "binaryData")), _age(obj, now)]
 
 
-def _lease(obj: Obj) -> list[Any]:
-    return [_m(obj, "spec").get("holderIdentity") or "<none>", _age(obj)]
+def _lease(obj: Obj, now: datetime) -> list[Any]:
+    return [_m(obj, "spec").get("holderIdentity") or "<none>", _age(obj, now)]
 
 
 @dataclass(frozen=True)
 class _Printer:
     columns: tuple[tuple[str, str, int], ...]  # (name, type, priority) after NAME
-    cells: Callable[[Obj], list[Any]]
+    cells: Callable[[Obj, datetime], list[Any]]
 
 
 _AGE = ("Age", "string", 0)
@@ -495,7 +493,7 @@ _PRINTERS: dict[tuple[str, str], _Printer] = {
     ("coordination.k8s.io", "leases"): _Printer((("Holder", "string", 0), _AGE), _lease),
 }
 
-_DEFAULT = _Printer((_AGE,), lambda obj: [_age(obj)])
+_DEFAULT = _Printer((_AGE,), lambda obj, now: [_age(obj, now)])
 
 
 def _dig(obj: Any, path: str) -> Any:
@@ -517,14 +515,14 @@ def _crd_printer(crd: Mapping[str, Any]) -> _Printer:
         for c in specs
     )
 
-    def cells(obj: Obj) -> list[Any]:
+    def cells(obj: Obj, now: datetime) -> list[Any]:
         out: list[Any] = []
         for c in specs:
             value = _dig(obj, str(c.get("jsonPath", "")))
             if value is None:
                 out.append(None)  # kubectl prints <none>
             elif c.get("type") == "date":
-                out.append(_since(value))
+                out.append(_since(value, now))
             elif isinstance(value, Mapping | list | tuple):
                 out.append(str(value))
             else:
@@ -534,8 +532,11 @@ def _crd_printer(crd: Mapping[str, Any]) -> _Printer:
     return _Printer(columns, cells)
 
 
-def to_table(res: Resource, listed: dict[str, Any], include_object: str) -> dict[str, Any]:
-    """A Table of ``listed["items"]`` with kube's printer columns for the kind."""
+def to_table(
+    res: Resource, listed: dict[str, Any], include_object: str, now: datetime
+) -> dict[str, Any]:
+    """A Table of ``listed["items"]`` with kube's printer columns for the kind; ages and
+    durations are measured to ``now`` (the server's clock)."""
     if res.crd is not None:
         printer = _crd_printer(res.crd)
     else:
@@ -561,7 +562,7 @@ def to_table(res: Resource, listed: dict[str, Any], include_object: str) -> dict
     rows = []
     for obj in listed.get("items") or []:
         meta = obj.get("metadata") or {}
-        row: dict[str, Any] = {"cells": [meta.get("name", ""), *printer.cells(obj)]}
+        row: dict[str, Any] = {"cells": [meta.get("name", ""), *printer.cells(obj, now)]}
         if include_object == "Object":
             row["object"] = obj
         elif include_object != "None":

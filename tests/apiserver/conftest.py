@@ -31,9 +31,12 @@ class SharedServer:
 
 
 @pytest.fixture(scope="module")
-def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedServer]:
+def shared_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SharedServer]:
+    """The module's server; a module may set ``SERVER_CLOCK`` to run it on that clock."""
     with start_blocking_portal("asyncio") as portal:
-        server = ApiServer()
+        server = ApiServer(clock=getattr(request.module, "SERVER_CLOCK", None))
         cm = portal.wrap_async_context_manager(server)
         with cm:
             path = tmp_path_factory.mktemp("kubeconfig") / "config"

@@ -12,8 +12,14 @@ from typing import Any
 import pytest
 
 from kcm.apiserver._table import human_duration, pod_status
+from kcm.testing import FakeClock
 
 SharedServer = Any  # the shared_server fixture (tests/apiserver/conftest.py)
+
+NOW = datetime.now(UTC).replace(microsecond=0)
+# Read by the shared_server fixture: this module's server stands still at NOW (nothing here
+# sleeps on its clock), so ages such as "3m" cannot drift while kubectl runs.
+SERVER_CLOCK = FakeClock(wall_start=NOW)
 
 needs_kubectl = pytest.mark.skipif(
     shutil.which("kubectl") is None, reason="kubectl is not installed"
@@ -21,7 +27,7 @@ needs_kubectl = pytest.mark.skipif(
 
 
 def ts(seconds_ago: float) -> str:
-    return (datetime.now(UTC) - timedelta(seconds=seconds_ago)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return (NOW - timedelta(seconds=seconds_ago)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # -- unit: apimachinery's HumanDuration and kubectl's printPod ---------------------------------
@@ -71,28 +77,28 @@ def pod(
 
 
 def test_pod_status_follows_kubectl() -> None:
-    assert pod_status(pod("Pending", [])) == ("0/1", "Pending", "0")
-    assert pod_status(pod("Running", [running()])) == ("1/1", "Running", "0")
+    assert pod_status(pod("Pending", []), NOW) == ("0/1", "Pending", "0")
+    assert pod_status(pod("Running", [running()]), NOW) == ("1/1", "Running", "0")
     done = {"name": "c", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}
-    assert pod_status(pod("Succeeded", [done])) == ("0/1", "Completed", "0")
+    assert pod_status(pod("Succeeded", [done]), NOW) == ("0/1", "Completed", "0")
     failed = {"name": "c", "state": {"terminated": {"exitCode": 3, "reason": "Error"}}}
-    assert pod_status(pod("Failed", [failed]))[1] == "Error"
-    assert pod_status(pod("Failed", [{"name": "c", "state": {"terminated": {"exitCode": 3}}}]))[
-        1
-    ] == ("ExitCode:3")
+    assert pod_status(pod("Failed", [failed]), NOW)[1] == "Error"
+    assert pod_status(
+        pod("Failed", [{"name": "c", "state": {"terminated": {"exitCode": 3}}}]), NOW
+    )[1] == ("ExitCode:3")
     waiting = {"name": "c", "state": {"waiting": {"reason": "ContainerCreating"}}}
-    assert pod_status(pod("Pending", [waiting]))[1] == "ContainerCreating"
+    assert pod_status(pod("Pending", [waiting]), NOW)[1] == "ContainerCreating"
     deleting = pod("Running", [running()], metadata={"deletionTimestamp": ts(0)})
-    assert pod_status(deleting)[1] == "Terminating"
+    assert pod_status(deleting, NOW)[1] == "Terminating"
     finished_deleting = pod("Succeeded", [done], metadata={"deletionTimestamp": ts(0)})
-    assert pod_status(finished_deleting)[1] == "Completed"  # terminal pods never "Terminating"
+    assert pod_status(finished_deleting, NOW)[1] == "Completed"  # terminal pods never "Terminating"
     # one container done, one still running and the pod Ready: Running
     mixed = pod("Running", [done, running("c1")], containers=2)
     mixed["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
-    assert pod_status(mixed)[:2] == ("1/2", "Running")
+    assert pod_status(mixed, NOW)[:2] == ("1/2", "Running")
     restarted = running(restarts=2)
     restarted["lastState"] = {"terminated": {"exitCode": 1, "finishedAt": ts(300)}}
-    assert pod_status(pod("Running", [restarted]))[2] == "2 (5m ago)"
+    assert pod_status(pod("Running", [restarted]), NOW)[2] == "2 (5m ago)"
 
 
 def test_pod_status_init_containers() -> None:
@@ -101,12 +107,12 @@ def test_pod_status_init_containers() -> None:
         {"name": "i0", "state": {"terminated": {"exitCode": 0}}},
         {"name": "i1", "state": {"running": {}}},
     ]
-    assert pod_status(p)[1] == "Init:1/2"
+    assert pod_status(p, NOW)[1] == "Init:1/2"
     p["status"]["initContainerStatuses"][1] = {
         "name": "i1",
         "state": {"waiting": {"reason": "CrashLoopBackOff"}},
     }
-    assert pod_status(p)[1] == "Init:CrashLoopBackOff"
+    assert pod_status(p, NOW)[1] == "Init:CrashLoopBackOff"
 
 
 # -- kubectl get / get -o wide against the embedded server ------------------------------------
@@ -404,3 +410,19 @@ def test_jobs_and_cronjobs(shared_server: SharedServer, ns: str) -> None:
     ]
     assert wide[1][:6] == ["c", "*/5 * * * *", "Etc/UTC", "False", "1", "3m"]
     assert wide[1][7:] == ["web,side", "nginx:1.25,busybox", "<none>"]
+
+
+@pytest.mark.kubectl
+@needs_kubectl
+def test_ages_follow_the_server_clock(shared_server: SharedServer, ns: str) -> None:
+    """AGE and LAST SCHEDULE are measured to the server's clock, not the machine's."""
+    apply(
+        shared_server,
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "aged", "namespace": ns}},
+    )
+    assert table(shared_server, "-n", ns, "configmaps", "aged")[1] == ["aged", "0", "0s"]
+    SERVER_CLOCK.set_wall_offset(2 * 3600 + 30)
+    try:
+        assert table(shared_server, "-n", ns, "configmaps", "aged")[1] == ["aged", "0", "120m"]
+    finally:
+        SERVER_CLOCK.set_wall_offset(0)
