@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 
 import anyio
@@ -24,6 +24,7 @@ from kcm.leaderelection import (
     MultiLock,
 )
 from kcm.models.coordination_v1 import Lease
+from kcm.testing import FakeClock
 
 pytestmark = pytest.mark.anyio
 
@@ -188,11 +189,19 @@ async def test_multilock_migration_from_configmap_to_lease(client: ApiClient) ->
 
 
 async def test_elector_over_http_release_hands_over(client: ApiClient) -> None:
+    """A released lease is taken at the next retry, not after the lease expires.
+
+    The electors run on a FakeClock; the lease round trips are real HTTP. Virtual time moves in
+    50 ms steps with a real pause between them so responses land; a 60 s lease makes "waited for
+    expiry" and "took it at a retry" (<= 0.44 s) impossible to confuse.
+    """
+    clock = FakeClock()
     cfg = LeaderElectionConfig(
-        lease_duration=3, renew_deadline=2, retry_period=0.2, release_on_cancel=True
+        lease_duration=60, renew_deadline=40, retry_period=0.2, release_on_cancel=True
     )
     order: list[str] = []
     scopes = {name: anyio.CancelScope() for name in "ab"}
+    stopped = {name: anyio.Event() for name in "ab"}
 
     def elector(name: str) -> LeaderElector:
         async def work() -> None:
@@ -202,30 +211,37 @@ async def test_elector_over_http_release_hands_over(client: ApiClient) -> None:
             finally:
                 order.append(f"{name}-")
 
-        return LeaderElector(
-            LeaseLock(client, "handover", "default", identity=name), cfg, on_started_leading=work
-        )
+        lock = LeaseLock(client, "handover", "default", identity=name)
+        return LeaderElector(lock, cfg, on_started_leading=work, clock=clock)
 
     electors = {name: elector(name) for name in "ab"}
 
     async def run(name: str) -> None:
         with scopes[name]:
             await electors[name].run()
+        stopped[name].set()
+
+    async def advance_until(done: Callable[[], bool], limit: float) -> float:
+        """Virtual seconds until ``done()``; fails past ``limit`` virtual seconds."""
+        begin = clock.monotonic()
+        with anyio.fail_after(30):
+            while not done():
+                assert clock.monotonic() - begin < limit, order
+                await clock.advance(0.05)
+                await anyio.sleep(0.002)  # real time for the HTTP round trips in flight
+        return clock.monotonic() - begin
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(run, "a")
-        with anyio.fail_after(5):
-            while not electors["a"].is_leader:  # noqa: ASYNC110 - polls plain state
-                await anyio.sleep(0.01)
+        await advance_until(lambda: electors["a"].is_leader, limit=5)
         tg.start_soon(run, "b")
-        await anyio.sleep(0.5)
+        with pytest.raises(AssertionError):  # b retries for 10 s and never takes a held lease
+            await advance_until(lambda: "b+" in order, limit=10)
         assert order == ["a+"]
         scopes["a"].cancel()
-        begin = anyio.current_time()
-        with anyio.fail_after(5):
-            while "b+" not in order:  # noqa: ASYNC110 - polls plain state
-                await anyio.sleep(0.01)
-        handover = anyio.current_time() - begin
-        assert handover < 1.0  # one jittered retry (<= 0.44 s), not a 3 s lease
+        with anyio.fail_after(10):
+            await stopped["a"].wait()  # a released the lease on its way out
+        handover = await advance_until(lambda: "b+" in order, limit=30)
+        assert handover < 30  # a retry, not the 60 s lease running out
         assert order == ["a+", "a-", "b+"]
         tg.cancel_scope.cancel()
