@@ -296,7 +296,7 @@ class Manager:
         stop = self._term_stop if needs_leader_election else self._hard_stop
         if tg is not None and stop is not None:
             entry.started = True
-            tg.start_soon(partial(_run_entry, entry, stop), name=repr(runnable))
+            tg.start_soon(partial(_run_entry, entry, stop, self._failed), name=repr(runnable))
 
     def add_healthz_check(self, name: str, check: HealthCheck) -> None:
         """Add a named ``/healthz`` check: a function returning (or awaiting) normally when
@@ -561,9 +561,7 @@ class Manager:
                 async def start(name: str, fn: Callable[..., Any]) -> None:
                     layer = _Layer(name)
                     layers.append(layer)
-                    await tg.start(
-                        partial(self._run_layer, layer, fn, stop), name=f"manager {name}"
-                    )
+                    await tg.start(partial(self._run_layer, layer, fn), name=f"manager {name}")
 
                 with anyio.CancelScope() as startup:
                     tg.start_soon(_cancel_on, stop, startup)
@@ -589,30 +587,27 @@ class Manager:
         self,
         layer: _Layer,
         fn: Callable[..., Any],
-        stop: anyio.Event,
         *,
         task_status: TaskStatus[None],
     ) -> None:
-        ready = False
-
-        class _Status:
-            def started(self, value: None = None) -> None:
-                nonlocal ready
-                ready = True
-                task_status.started()
-
+        status = _Started(task_status)
         try:
             with self._hard_stop.bound(), layer.scope:
-                await fn(task_status=_Status())
+                await fn(task_status=status)
         except Exception as exc:
-            if not ready:
+            if not status.ready:
                 raise  # tg.start() re-raises it in the supervisor
-            error = _plain(exc)
-            logger.error("manager: %s failed; stopping the manager: %r", layer.name, error)
-            self._errors.append(error)
-            stop.set()
+            self._failed(layer.name, exc)
         finally:
             layer.done.set()
+
+    def _failed(self, what: str, exc: Exception) -> None:
+        """Record a failure after start and stop the manager: in order, under its deadline."""
+        error = _plain(exc)
+        logger.error("manager: %s failed; stopping the manager: %r", what, error)
+        self._errors.append(error)
+        if self._stop_event is not None:
+            self._stop_event.set()
 
     async def _shut_down(self, layers: list[_Layer]) -> None:
         grace = self.graceful_shutdown_timeout
@@ -685,7 +680,8 @@ class Manager:
                 if not entry.needs_leader_election and not entry.started:
                     entry.started = True
                     await tg.start(
-                        partial(_run_entry, entry, self._hard_stop), name=repr(entry.runnable)
+                        partial(_run_entry, entry, self._hard_stop, self._failed),
+                        name=repr(entry.runnable),
                     )
             task_status.started()
             try:
@@ -742,7 +738,10 @@ class Manager:
                 for entry in self._entries:
                     if entry.needs_leader_election and not entry.started:
                         entry.started = True
-                        await tg.start(partial(_run_entry, entry, term), name=repr(entry.runnable))
+                        await tg.start(
+                            partial(_run_entry, entry, term, self._failed),
+                            name=repr(entry.runnable),
+                        )
                 if self._elected is None:
                     self._elected = anyio.Event()
                 self._elected.set()
@@ -791,13 +790,43 @@ async def _cancel_on(event: anyio.Event, scope: anyio.CancelScope) -> None:
     scope.cancel()
 
 
+class _Started:
+    """A task status that remembers whether ``started()`` was called."""
+
+    def __init__(self, status: TaskStatus[None]) -> None:
+        self._status = status
+        self.ready = False
+
+    def started(self, value: None = None) -> None:
+        self.ready = True
+        self._status.started(value)
+
+
 async def _run_entry(
-    entry: _Entry, stop: HardStop, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    entry: _Entry,
+    stop: HardStop,
+    failed: Callable[[str, Exception], None],
+    *,
+    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
+    """Run one runnable.
+
+    A failure after it started goes to ``failed``, which stops the manager in order under its
+    ``graceful_shutdown_timeout``: raising into the task group instead would cancel the
+    sibling runnables at once, and they would drain on their own clocks before the manager
+    even noticed (controller-runtime also reports a runnable's error to the manager). A
+    failure before it started is raised to the caller awaiting the start.
+    """
     entry.running = True
+    awaited = task_status is not anyio.TASK_STATUS_IGNORED
+    status = _Started(task_status)
     try:
         with stop.bound():
-            await entry.runnable.run(task_status=task_status)
+            await entry.runnable.run(task_status=status)
+    except Exception as exc:
+        if awaited and not status.ready:
+            raise
+        failed(_describe(entry.runnable), exc)
     finally:
         entry.running = False
 
