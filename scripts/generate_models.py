@@ -633,11 +633,13 @@ def generate() -> list[Path]:
     files = [str(p) for p in paths]
     # The project's ruff settings, also when writing outside the tree (--check).
     config = ["--config", str(ROOT / "pyproject.toml")]
-    subprocess.run(["ruff", "format", "-q", *config, *files], check=True, cwd=ROOT)
+    # This interpreter's ruff, so the script works without an activated virtualenv.
+    ruff = [sys.executable, "-m", "ruff"]
+    subprocess.run([*ruff, "format", "-q", *config, *files], check=True, cwd=ROOT)
     subprocess.run(
-        ["ruff", "check", "--fix", "-q", *config, "--ignore", "E501", *files], check=True, cwd=ROOT
+        [*ruff, "check", "--fix", "-q", *config, "--ignore", "E501", *files], check=True, cwd=ROOT
     )
-    subprocess.run(["ruff", "format", "-q", *config, *files], check=True, cwd=ROOT)
+    subprocess.run([*ruff, "format", "-q", *config, *files], check=True, cwd=ROOT)
     print(f"wrote {len(written)} modules, {sum(len(v) for v in written.values())} names")
     return paths
 
