@@ -398,6 +398,7 @@ async def _serve(
                 server=server_url,
                 simulated=simulate,
                 kubeconfig=str(settings.kubeconfig_path) if embedded else None,
+                clock=manager.clock,
             )
         received = await _run_manager(manager, view, receiver)
         if received is not None:

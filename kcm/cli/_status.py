@@ -8,14 +8,14 @@ to the API server.
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
 from prometheus_client import CollectorRegistry
+
+from kcm.clock import SYSTEM_CLOCK, Clock
 
 __all__ = ["ControllerRow", "RateTracker", "StatusSnapshot", "StatusView", "read_metrics", "render"]
 
@@ -238,6 +238,7 @@ class StatusView:
         simulated: show node and pod counts from the caches.
         kubeconfig: the kubeconfig embedded mode wrote (shown as an ``export`` line).
         interval: seconds between frames.
+        clock: times the frames and the uptime (a FakeClock in tests).
     """
 
     def __init__(
@@ -249,19 +250,21 @@ class StatusView:
         simulated: bool,
         kubeconfig: str | None = None,
         interval: float = 1.0,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._kubeconfig = kubeconfig
+        self._clock = clock
         self._manager = manager
         self._controllers = list(controllers)
         self._server = server
         self._simulated = simulated
         self._interval = interval
         self._rates = RateTracker()
-        self._started = time.monotonic()
+        self._started = clock.monotonic()
 
     def snapshot(self) -> StatusSnapshot:
         """The current state (reads metrics and caches; never blocks)."""
-        now = time.monotonic()
+        now = self._clock.monotonic()
         metrics = read_metrics(self._manager.registry)
         rates = self._rates.update(now, metrics.totals)
         elector = self._manager.elector
@@ -286,5 +289,5 @@ class StatusView:
 
         with Live(render(self.snapshot()), console=console(), auto_refresh=False) as live:
             while True:
-                await anyio.sleep(self._interval)
+                await self._clock.sleep(self._interval)
                 live.update(render(self.snapshot()), refresh=True)

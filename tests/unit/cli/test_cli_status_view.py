@@ -7,6 +7,8 @@ from types import SimpleNamespace
 import pytest
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
+from kcm.testing import FakeClock
+
 pytest.importorskip("rich")
 from rich.console import Console
 
@@ -178,10 +180,25 @@ async def test_the_live_view_redraws_until_cancelled(monkeypatch: pytest.MonkeyP
         is_leader=True,
         factory=SimpleNamespace(informers=dict),
     )
-    view = StatusView(manager, controllers=["deployment"], server="http://s", simulated=False)
-    view._interval = 0.01
-    with anyio.move_on_after(0.2):
-        await view.run()
-    text = buffer.getvalue()
-    assert text.count("leader election off") >= 2  # the first frame and at least one redraw
+    clock = FakeClock()
+    view = StatusView(
+        manager,
+        controllers=["deployment"],
+        server="http://s",
+        simulated=False,
+        interval=1.0,
+        clock=clock,
+    )
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(view.run)
+        await clock.advance(0)
+        assert buffer.getvalue().count("leader election off") == 1  # the first frame
+        assert "up 0:00:00" in buffer.getvalue()
+        await clock.advance(0.9)
+        assert buffer.getvalue().count("leader election off") == 1  # not yet a second
+        await clock.advance(2.1)
+        text = buffer.getvalue()
+        assert text.count("leader election off") == 4  # the first frame, a redraw a second
+        assert "up 0:00:03" in text
+        tg.cancel_scope.cancel()
     assert "deployment" in text
