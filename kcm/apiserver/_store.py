@@ -225,6 +225,7 @@ class Store:
         self._watchers: dict[RKey, set[Watch]] = {}
         self._watch_added: anyio.Event | None = None
         self.dropped_watchers = 0
+        self.watches_added = 0  # ever opened: tests wait for "one more" without a race
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -319,6 +320,7 @@ class Store:
     ) -> Watch:
         w = Watch(rkey, namespace, matches, self.watch_buffer)
         self._watchers.setdefault(rkey, set()).add(w)
+        self.watches_added += 1
         if self._watch_added is not None:
             self._watch_added.set()
             self._watch_added = None

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 SharedServer = Any  # the shared_server fixture (tests/apiserver/conftest.py)
@@ -72,6 +74,32 @@ def kubectl(server: SharedServer, *args: str, stdin: str | None = None, check: b
     if check and proc.returncode != 0:
         raise AssertionError(f"kubectl {' '.join(args)} failed: {proc.stderr}")
     return proc.stdout + (proc.stderr if not check else "")
+
+
+def wait_for_watch(server: SharedServer, before: int) -> None:
+    """Block until a watch opens after ``before`` had been opened in all (kubectl's)."""
+    store = server.server.store
+
+    async def wait() -> None:
+        with anyio.fail_after(20):
+            while store.watches_added <= before:
+                await store.wait_watch_added()
+
+    server.portal.call(wait)
+
+
+def json_stream(chunks: list[str]) -> list[Any]:
+    """The complete JSON objects in kubectl's ``-o json`` watch output so far."""
+    decoder = json.JSONDecoder()
+    text, objects, idx = "".join(chunks), [], 0
+    while True:
+        while idx < len(text) and text[idx].isspace():
+            idx += 1
+        try:
+            obj, idx = decoder.raw_decode(text, idx)
+        except json.JSONDecodeError:
+            return objects
+        objects.append(obj)
 
 
 def get_json(server: SharedServer, *args: str) -> Any:
@@ -228,6 +256,7 @@ def test_get_watch_sees_changes(shared_server: SharedServer, ns: str) -> None:
         "-",
         stdin="apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: watched\n",
     )
+    watches = shared_server.server.store.watches_added
     proc = subprocess.Popen(
         [
             "kubectl",
@@ -247,24 +276,27 @@ def test_get_watch_sees_changes(shared_server: SharedServer, ns: str) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
+    assert proc.stdout is not None
+    printed: list[str] = []
+    reader = threading.Thread(target=lambda: printed.extend(proc.stdout or ()), daemon=True)
+    reader.start()
     try:
-        time.sleep(1.0)
+        wait_for_watch(shared_server, watches)  # kubectl watches now: the label is seen live
         kubectl(shared_server, "-n", ns, "label", "cm", "watched", "seen=yes")
-        time.sleep(1.0)
+        deadline = time.monotonic() + 20
+        while (labels := [o["metadata"].get("labels") for o in json_stream(printed)]) != [
+            None,
+            {"seen": "yes"},
+        ]:
+            assert time.monotonic() < deadline, f"kubectl printed {labels}"
+            time.sleep(0.02)  # polls kubectl's output (a blocking pipe read)
     finally:
         proc.terminate()
-        out, _ = proc.communicate(timeout=10)
-    decoder = json.JSONDecoder()
-    objects, idx = [], 0
-    out = out.strip()
-    while idx < len(out):
-        obj, end = decoder.raw_decode(out, idx)
-        objects.append(obj)
-        idx = end
-        while idx < len(out) and out[idx].isspace():
-            idx += 1
-    assert len(objects) >= 2
-    assert objects[-1]["metadata"]["labels"] == {"seen": "yes"}
+        proc.wait(timeout=10)
+        reader.join(timeout=10)
+        proc.stdout.close()
+        if proc.stderr is not None:
+            proc.stderr.close()
 
 
 def test_wait_for_condition(shared_server: SharedServer, ns: str) -> None:
@@ -278,6 +310,7 @@ def test_wait_for_condition(shared_server: SharedServer, ns: str) -> None:
         stdin="apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
         "spec:\n  containers: [{name: c, image: busybox}]\n",
     )
+    watches = shared_server.server.store.watches_added
     proc = subprocess.Popen(
         [
             "kubectl",
@@ -294,7 +327,7 @@ def test_wait_for_condition(shared_server: SharedServer, ns: str) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(0.5)
+    wait_for_watch(shared_server, watches)  # kubectl waits on a watch: the change is seen live
     status = '{"status":{"conditions":[{"type":"Ready","status":"True"}]}}'
     kubectl(
         shared_server,
