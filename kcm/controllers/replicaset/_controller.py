@@ -245,8 +245,15 @@ class ReplicaManager(Generic[W]):
         )
         pods = await refs.claim(active)
         manage_error: Exception | None = None
+        deleted: set[str] = set()
         if needs_sync and owner.metadata.deletion_timestamp is None:
-            manage_error = await self._manage_replicas(key, owner, pods)
+            manage_error = await self._manage_replicas(key, owner, pods, deleted)
+        if deleted:
+            # Unlike Kubernetes (which counts them until the deletions are observed), the
+            # status leaves out the pods this sync deleted: they are terminating now. A status
+            # still counting them as available lets a Deployment, in the moment before the
+            # next sync, scale its old ReplicaSets down past maxUnavailable.
+            pods = [p for p in pods if p.metadata.uid not in deleted]
         new_status = calculate_status(
             owner,
             pods,
@@ -274,12 +281,16 @@ class ReplicaManager(Generic[W]):
             return Result(requeue_after=float(min_ready) + 1.0)
         return Result()
 
-    async def _manage_replicas(self, key: ObjectKey, owner: W, pods: list[Pod]) -> Exception | None:
+    async def _manage_replicas(
+        self, key: ObjectKey, owner: W, pods: list[Pod], deleted: set[str]
+    ) -> Exception | None:
+        """Create or delete pods towards spec.replicas; the UIDs of pods deleted (or found
+        gone) are added to ``deleted``."""
         diff = len(pods) - desired_replicas(owner)
         if diff < 0:
             return await self._create_pods(key, owner, min(-diff, self._burst))
         if diff > 0:
-            return await self._delete_pods(key, owner, pods, min(diff, self._burst))
+            return await self._delete_pods(key, owner, pods, min(diff, self._burst), deleted)
         return None
 
     async def _create_pods(self, key: ObjectKey, owner: W, count: int) -> Exception | None:
@@ -313,7 +324,7 @@ class ReplicaManager(Generic[W]):
         return error
 
     async def _delete_pods(
-        self, key: ObjectKey, owner: W, pods: list[Pod], count: int
+        self, key: ObjectKey, owner: W, pods: list[Pod], count: int, deleted: set[str]
     ) -> Exception | None:
         victims = pods_to_delete(pods, self._related_pods(owner), count, now=self._clock.now())
         self.expectations.expect_deletions(key, [object_key(p) for p in victims])
@@ -326,12 +337,14 @@ class ReplicaManager(Generic[W]):
                 await api.delete(name)
             except NotFound:
                 self.expectations.deletion_observed(key, object_key(pod))
+                deleted.add(pod.metadata.uid or "")
                 return
             except KcmError as exc:
                 self.expectations.deletion_observed(key, object_key(pod))
                 self._recorder.event(owner, "Warning", "FailedDelete", f"Error deleting: {exc}")
                 errors.append(exc)
                 return
+            deleted.add(pod.metadata.uid or "")
             logger.debug("%s %s deleted pod %s", self.kind.kind, key, name)
             self._recorder.event(owner, "Normal", "SuccessfulDelete", f"Deleted pod: {name}")
 

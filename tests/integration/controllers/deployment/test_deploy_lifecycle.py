@@ -158,9 +158,10 @@ class Bounds:
         active = sum(1 for rs in self.rss.values() if rs.spec and (rs.spec.replicas or 0) > 0)
         self.snapshots.append((total_spec, reported, ready, active))
         floor = self.replicas - self.max_unavailable
-        assert total_spec <= self.replicas + self.max_surge, self.snapshots[-1]
-        assert reported >= floor, self.snapshots[-1]
-        assert ready >= floor, self.snapshots[-1]
+        history = self.snapshots[-8:]  # the last few states, for a failure message
+        assert total_spec <= self.replicas + self.max_surge, history
+        assert reported >= floor, history
+        assert ready >= floor, history
 
     async def watch(self, client: ApiClient, *, task_status: Any) -> None:
         async with anyio.create_task_group() as tg:

@@ -241,6 +241,42 @@ async def scenario_scale_down_deletes_lowest_ranked_first(server: ApiServer, kin
         assert rt.tap.pod_creates() == 0
 
 
+async def scenario_scale_down_status_leaves_out_the_deleted_pods(
+    server: ApiServer, kind: Kind
+) -> None:
+    """Scaling 3 Ready pods down to 1: the status written in the sync that deletes the two
+    (the first to observe the new generation) already counts 1 replica, 1 available.
+
+    Kubernetes' own controller still counts them there until the deletions are observed; a
+    Deployment reading that stale-high availability can scale its old ReplicaSets down past
+    maxUnavailable (seen in the rolling-update bounds test).
+    """
+    async with running(server, kind.make), ApiClient(server.client_config()) as client:
+        api = client.api(kind.model, NS)
+        pods = client.api(Pod, NS)
+        for name in ("a", "b", "c"):  # on a node: deleted pods stay, terminating
+            await pods.create(bare_pod(name, node_name="n1"))
+            await set_ready(pods, name, at=server.clock.now())
+        owner = await api.create(kind.owner("web", 3))
+        await wait_owned(pods, owner.metadata.uid, 3)
+        owner = await wait_status(api, "web", replicas=3, available_replicas=3)
+        statuses: list[Any] = []
+        async with api.watch(resource_version=owner.metadata.resource_version) as events:
+            scaled = await scale(api, "web", 1)
+            with anyio.fail_after(10):
+                async for event in events:
+                    status = event.object.status
+                    if status is not None and status.observed_generation == (
+                        scaled.metadata.generation
+                    ):
+                        statuses.append(status)
+                        break
+        [first] = statuses
+        assert (first.replicas, first.ready_replicas, first.available_replicas) == (1, 1, 1)
+        terminating = [p for p in (await pods.list()).items if p.metadata.deletion_timestamp]
+        assert len(terminating) == 2
+
+
 async def scenario_adopts_orphans_and_releases_mismatches(server: ApiServer, kind: Kind) -> None:
     """An orphan matching the selector is adopted and counted (one fewer create); a pod whose
     labels stop matching is released and replaced."""

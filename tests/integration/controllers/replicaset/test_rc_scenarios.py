@@ -21,6 +21,10 @@ async def test_rc_scale_down_deletes_the_lowest_ranked_pods_first(api_server: Ap
     await s.scenario_scale_down_deletes_lowest_ranked_first(api_server, RC)
 
 
+async def test_rc_scale_down_status_leaves_out_the_deleted_pods(api_server: ApiServer) -> None:
+    await s.scenario_scale_down_status_leaves_out_the_deleted_pods(api_server, RC)
+
+
 async def test_rc_adopts_orphans_and_releases_pods_that_stop_matching(
     api_server: ApiServer,
 ) -> None:
