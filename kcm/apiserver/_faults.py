@@ -27,6 +27,9 @@ class Faults:
         self._fail_code = 429
         self._retry_after = 1
         self._partitions: dict[str, anyio.Event] = {}
+        self.held = 0
+        """How many requests or watch writes a partition holds right now."""
+        self._held_changed: anyio.Event | None = None
 
     @property
     def _store(self) -> Store:
@@ -100,7 +103,25 @@ class Faults:
                 return event
         return None
 
+    async def wait_held(self, count: int = 1) -> None:
+        """Wait until partitions hold at least ``count`` requests or watch writes: a test then
+        knows the server got that far and is holding them, without sleeping and hoping.
+        Wrap it in a timeout (``anyio.fail_after``)."""
+        while self.held < count:
+            if self._held_changed is None:
+                self._held_changed = anyio.Event()
+            await self._held_changed.wait()
+
     async def gate(self, user_agent: str) -> None:
         """Wait while ``user_agent`` is partitioned."""
-        while (event := self.partitioned(user_agent)) is not None:
-            await event.wait()
+        if self.partitioned(user_agent) is None:
+            return
+        self.held += 1
+        if self._held_changed is not None:
+            self._held_changed.set()
+            self._held_changed = None
+        try:
+            while (event := self.partitioned(user_agent)) is not None:
+                await event.wait()
+        finally:
+            self.held -= 1

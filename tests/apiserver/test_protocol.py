@@ -533,7 +533,7 @@ async def test_partition_holds_matching_clients(
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
             tg.start_soon(victim)
-            await anyio.sleep(0.2)
+            await api_server.faults.wait_held(1)  # the server has the request and holds it
             assert results == []
             api_server.faults.heal()
     assert results == [200]
@@ -674,7 +674,7 @@ async def test_partition_holds_open_watch_events(
             await api_server.wait_for_watches()
             api_server.faults.partition(user_agent="slowpoke")
             await http.post(CM, json=cm("held"))
-            await anyio.sleep(0.2)
+            await api_server.faults.wait_held(1)  # the event reached the watch and is held
             assert got == []
             api_server.faults.heal("slowpoke")
             await done.wait()
