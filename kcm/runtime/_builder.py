@@ -166,6 +166,18 @@ class ControllerBuilder:
         Raises:
             ValueError: ``for_`` was already called.
         """
+        return self._set_for(model, metadata_only, predicates, namespace, label_selector)
+
+    def _set_for(
+        self,
+        model: Source,
+        metadata_only: bool,
+        predicates: Sequence[Predicate[Any]],
+        namespace: str | None,
+        label_selector: str | None,
+    ) -> Self:
+        """:meth:`for_` without its overloads, for callers that forward an argument of any
+        source kind (``controller_for``): one call instead of a branch per overload."""
         if self._for is not None:
             raise ValueError(
                 f"for_() was already called with {self._for.describe()}; a controller "
@@ -419,8 +431,4 @@ def controller_for(
 ) -> ControllerBuilder:
     """``ControllerBuilder(factory, ...).for_(model, ...)``: the common start."""
     builder = ControllerBuilder(factory, clock=clock, metrics=metrics)
-    if metadata_only:
-        return builder.for_(model, metadata_only=True, predicates=predicates)
-    if isinstance(model, ResourceInfo):
-        return builder.for_(model, predicates=predicates)
-    return builder.for_(model, predicates=predicates)
+    return builder._set_for(model, metadata_only, predicates, None, None)

@@ -361,22 +361,7 @@ class Manager:
         ``for_(model, ...)`` called; finish it with ``build(reconciler)`` and :meth:`add` the
         result. Takes what :meth:`ControllerBuilder.for_` takes: a model class, a
         ``ResourceInfo`` (unstructured objects) or either with ``metadata_only=True``."""
-        builder = self.builder()
-        if metadata_only:
-            return builder.for_(
-                model,
-                metadata_only=True,
-                predicates=predicates,
-                namespace=namespace,
-                label_selector=label_selector,
-            )
-        if isinstance(model, ResourceInfo):
-            return builder.for_(
-                model, predicates=predicates, namespace=namespace, label_selector=label_selector
-            )
-        return builder.for_(
-            model, predicates=predicates, namespace=namespace, label_selector=label_selector
-        )
+        return self.builder()._set_for(model, metadata_only, predicates, namespace, label_selector)
 
     def builder(self) -> ControllerBuilder:
         """A :class:`ControllerBuilder` on this manager's factory, clock and registry, whose
