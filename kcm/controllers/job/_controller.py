@@ -35,6 +35,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient, PatchType
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllers.replicaset import is_pod_active, is_pod_ready
 from kcm.errors import ApiError, KcmError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, from_dict, object_key, to_dict
@@ -62,9 +63,7 @@ from ._pods import (
     completion_index,
     deletion_rank,
     has_tracking_finalizer,
-    is_active,
     is_failed,
-    is_ready,
     is_terminating,
     match_pod_failure_policy,
     only_replace_failed_pods,
@@ -472,7 +471,7 @@ class _Sync:
             ctl.backoff_for(key), counted.succeeded, [*counted.failed, *counted.ignored], self.now
         )
 
-        active_pods = [p for p in pods if is_active(p)]
+        active_pods = [p for p in pods if is_pod_active(p)]
         active = len(active_pods)
         terminating_pods = [p for p in pods if is_terminating(p)]
         terminating = len(terminating_pods)
@@ -529,7 +528,7 @@ class _Sync:
                 to_remove.append(pod)
             if uid in newly_s:
                 uncounted_s.append(uid)
-            elif uid in newly_f or (failing and is_active(pod) and uid not in in_uncounted):
+            elif uid in newly_f or (failing and is_pod_active(pod) and uid not in in_uncounted):
                 # every pod still running when the Job fails counts as failed
                 uncounted_f.append(uid)
             if len(uncounted_s) + len(uncounted_f) >= MAX_UNCOUNTED_PODS:
@@ -544,7 +543,7 @@ class _Sync:
         status = msgspec.structs.replace(
             status,
             active=active,
-            ready=sum(1 for p in active_pods if is_ready(p) and is_active(p)),
+            ready=sum(1 for p in active_pods if is_pod_ready(p)),
             terminating=terminating,
             completed_indexes=format_indexes(succeeded_indexes) if self.indexed else None,
             uncounted_terminated_pods=UncountedTerminatedPods(

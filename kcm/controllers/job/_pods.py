@@ -1,11 +1,13 @@
-"""What the Job controller needs to know about a pod: active, ready, finished, its completion
-index, which one to delete first, and what the pod failure policy says about a failed pod."""
+"""What the Job controller needs to know about a pod beyond the ReplicaSet package's
+``is_pod_active``/``is_pod_ready``: terminating, failed, its completion index, which one to
+delete first, and what the pod failure policy says about a failed pod."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from kcm.controllers.replicaset import is_pod_ready
 from kcm.models.batch_v1 import Job, PodFailurePolicy, PodFailurePolicyOnExitCodesRequirement
 from kcm.models.core_v1 import ContainerStatus, Pod, PodCondition
 
@@ -16,9 +18,7 @@ __all__ = [
     "completion_index",
     "deletion_rank",
     "has_tracking_finalizer",
-    "is_active",
     "is_failed",
-    "is_ready",
     "is_terminating",
     "match_pod_failure_policy",
     "only_replace_failed_pods",
@@ -36,26 +36,12 @@ def _phase(pod: Pod) -> str | None:
     return pod.status.phase if pod.status is not None else None
 
 
-def is_active(pod: Pod) -> bool:
-    """Not Succeeded, not Failed and not being deleted."""
-    return _phase(pod) not in ("Succeeded", "Failed") and pod.metadata.deletion_timestamp is None
-
-
 def is_terminating(pod: Pod) -> bool:
     """Being deleted but not yet in a terminal phase."""
     return pod.metadata.deletion_timestamp is not None and _phase(pod) not in (
         "Succeeded",
         "Failed",
     )
-
-
-def is_ready(pod: Pod) -> bool:
-    """The pod's ``Ready`` condition is True."""
-    status = pod.status
-    for cond in (status.conditions if status is not None else None) or ():
-        if cond.type == "Ready":
-            return cond.status == "True"
-    return False
 
 
 def only_replace_failed_pods(job: Job) -> bool:
@@ -131,7 +117,7 @@ def deletion_rank(pod: Pod) -> tuple[int, int, int, float]:
     return (
         0 if spec is None or not spec.node_name else 1,
         _PHASE_RANK.get(_phase(pod) or "Pending", 0),
-        1 if is_ready(pod) else 0,
+        1 if is_pod_ready(pod) else 0,
         -(created.timestamp() if created is not None else 0.0),
     )
 
