@@ -265,7 +265,6 @@ class Manager:
         self._shutdown_wait: anyio.CancelScope | None = None
         self._forced = False
         self._leadership_lost = False
-        self._timed_out = False
         self._shutdown_error: GracefulShutdownTimeout | None = None
 
     def __repr__(self) -> str:
@@ -431,7 +430,7 @@ class Manager:
         was still running got cancelled without its grace (controller-runtime's "failed
         waiting for all runnables to end within grace period"; also logged at ERROR, and
         :meth:`run` raises :class:`~kcm.errors.GracefulShutdownTimeout`)."""
-        return self._timed_out
+        return self._shutdown_error is not None
 
     def force_stop(self) -> None:
         """Stop now, without grace: cancel everything still running, in-flight reconciles
@@ -575,14 +574,11 @@ class Manager:
         *,
         task_status: TaskStatus[None],
     ) -> None:
-        status = _Started(task_status)
         try:
-            with self._hard_stop.bound(), layer.scope:
-                await fn(task_status=status)
-        except Exception as exc:
-            if not status.ready:
-                raise  # tg.start() re-raises it in the supervisor
-            self._failed(layer.name, exc)
+            with layer.scope:  # tg.start() re-raises a failure before start in the supervisor
+                await _run_reporting(
+                    fn, layer.name, self._hard_stop, self._failed, task_status=task_status
+                )
         finally:
             layer.done.set()
 
@@ -618,7 +614,6 @@ class Manager:
             if self._forced:
                 logger.warning("manager: stopping at once; cancelling %s", names)
             elif deadline.cancelled_caught and grace:
-                self._timed_out = True
                 self._shutdown_error = self._timeout_error(grace, remaining)
                 logger.error("%s", self._shutdown_error)
             for layer in remaining:
@@ -794,26 +789,45 @@ async def _run_entry(
     *,
     task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run one runnable.
-
-    A failure after it started goes to ``failed``, which stops the manager in order under its
-    ``graceful_shutdown_timeout``: raising into the task group instead would cancel the
-    sibling runnables at once, and they would drain on their own clocks before the manager
-    even noticed (controller-runtime also reports a runnable's error to the manager). A
-    failure before it started is raised to the caller awaiting the start.
-    """
+    """Run one runnable (see :func:`_run_reporting`), tracking whether it is running."""
     entry.running = True
+    try:
+        await _run_reporting(
+            entry.runnable.run,
+            _describe(entry.runnable),
+            stop,
+            failed,
+            task_status=task_status,
+        )
+    finally:
+        entry.running = False
+
+
+async def _run_reporting(
+    run: Callable[..., Any],
+    what: str,
+    stop: HardStop,
+    failed: Callable[[str, Exception], None],
+    *,
+    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """``await run(task_status=...)`` bound to ``stop``: a runnable or one manager stage.
+
+    A failure after it started goes to ``failed`` (as ``what``), which stops the manager in
+    order under its ``graceful_shutdown_timeout``: raising into the task group instead would
+    cancel the sibling runnables at once, and they would drain on their own clocks before the
+    manager even noticed (controller-runtime also reports a runnable's error to the manager).
+    A failure before it started is raised to the caller awaiting the start (``tg.start``).
+    """
     awaited = task_status is not anyio.TASK_STATUS_IGNORED
     status = _Started(task_status)
     try:
         with stop.bound():
-            await entry.runnable.run(task_status=status)
+            await run(task_status=status)
     except Exception as exc:
         if awaited and not status.ready:
             raise
-        failed(_describe(entry.runnable), exc)
-    finally:
-        entry.running = False
+        failed(what, exc)
 
 
 def _describe(runnable: object) -> str:

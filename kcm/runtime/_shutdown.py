@@ -68,9 +68,9 @@ class HardStop:
 
     @contextmanager
     def _registered(self, scope: anyio.CancelScope) -> Iterator[None]:
-        chain = list(self._chain())
-        if any(stop._stopped for stop in chain):
+        if self.stopped:
             scope.cancel()
+        chain = list(self._chain())
         for stop in chain:
             stop._scopes.add(scope)
         try:
