@@ -180,8 +180,9 @@ def decoder(tp: type[T]) -> msgspec.json.Decoder[T]: ...
 @overload
 def decoder(tp: Any) -> msgspec.json.Decoder[Any]: ...
 def decoder(tp: Any) -> msgspec.json.Decoder[Any]:
-    """A cached ``msgspec.json.Decoder`` for ``tp`` with the hooks MicroTime and Unstructured
-    need (no hook runs for kinds without such fields, so the common path stays native).
+    """A cached ``msgspec.json.Decoder`` for ``tp`` with the hooks that MicroTime,
+    Unstructured, free-form JSON and ``FrozenMap`` fields need (fields of other types decode
+    natively, without a hook).
 
     Its ``decode`` raises ``msgspec.ValidationError``/``msgspec.DecodeError``; ``decode()``
     below maps them to ``kcm.errors.DecodeError``.
