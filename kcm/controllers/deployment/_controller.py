@@ -31,6 +31,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import Api, ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllers.replicaset import is_namespace_terminating
 from kcm.errors import AlreadyExists, ApiError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key
@@ -137,10 +138,6 @@ reads only the candidates a claim can keep or adopt, not the whole namespace."""
 def _owner_index(rs: ReplicaSet) -> list[str]:
     ref = get_controller_of(rs)
     return [f"{rs.metadata.namespace or ''}/{ref.uid if ref is not None else ''}"]
-
-
-def _is_namespace_terminating(exc: BaseException) -> bool:
-    return isinstance(exc, ApiError) and any(c.reason == "NamespaceTerminating" for c in exc.causes)
 
 
 def _selects_everything(selector: LabelSelectorModel | None) -> bool:
@@ -296,16 +293,20 @@ class DeploymentController:
 
     # -- event mapping (informer thread: cheap, cache only) ----------------------------------
 
-    def resolve(self, rs: ReplicaSet) -> ObjectKey | None:
-        """The key of the Deployment that controls ``rs`` (kind, name, then UID checked)."""
+    def _controlling_deployment(self, rs: ReplicaSet) -> Deployment | None:
+        """The cached Deployment that controls ``rs`` (kind, name, then UID checked)."""
         ref = get_controller_of(rs)
         if ref is None or ref.kind != _KIND or not ref.name:
             return None
-        ns = rs.metadata.namespace or ""
-        d = self.deployments.namespace(ns).get_or_none(ref.name)
+        d = self.deployments.namespace(rs.metadata.namespace or "").get_or_none(ref.name)
         if d is None or d.metadata.uid != ref.uid:
             return None
-        return ObjectKey(ns, ref.name)
+        return d
+
+    def resolve(self, rs: ReplicaSet) -> ObjectKey | None:
+        """The key of the Deployment that controls ``rs`` (kind, name, then UID checked)."""
+        d = self._controlling_deployment(rs)
+        return None if d is None else object_key(d)
 
     def deployments_matching(self, rs: ReplicaSet) -> list[ObjectKey]:
         """Keys of the Deployments in ``rs``'s namespace whose non-empty selector matches it."""
@@ -328,16 +329,13 @@ class DeploymentController:
         rs = self.replica_sets.namespace(ns).get_or_none(ref.name)
         if rs is None or rs.metadata.uid != ref.uid:
             return []
-        key = self.resolve(rs)
-        if key is None:
-            return []
-        d = self.deployments.namespace(ns).get_or_none(key.name)
+        d = self._controlling_deployment(rs)
         if d is None or is_rolling_update(d):
             return []
-        owned = [r for r in self.replica_sets.namespace(ns).list() if self.resolve(r) == key]
+        owned = self.replica_sets.by_index(_OWNER_INDEX, f"{ns}/{d.metadata.uid}")
         if any(self.pod_map(d, owned).values()):
             return []
-        return [key]
+        return [object_key(d)]
 
     def pod_map(self, d: Deployment, rss: Iterable[ReplicaSet]) -> dict[str, list[Pod]]:
         """The Deployment's pods (by its selector) grouped by the UID of their ReplicaSet."""
@@ -418,7 +416,7 @@ class DeploymentController:
         try:
             return await self._reconcile(request)
         except Exception as exc:
-            if _is_namespace_terminating(exc):
+            if is_namespace_terminating(exc):
                 return Result()
             if self.controller.queue.num_requeues(request) >= MAX_RETRIES:
                 raise TerminalError(
@@ -744,7 +742,7 @@ class _Sync:
                 raise
             created = found
         except ApiError as exc:
-            if _is_namespace_terminating(exc):
+            if is_namespace_terminating(exc):
                 raise
             msg = f'Failed to create new replica set "{name}": {exc}'
             if has_progress_deadline(d):
