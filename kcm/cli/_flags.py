@@ -114,6 +114,18 @@ def _bool_flag(group: Any, *names: str, default: bool | None, help: str, dest: s
     group.add_argument(*names, action=_BoolAction, default=default, dest=dest, help=help)
 
 
+def _duration_flags(group: Any, *flags: tuple[str, float, str]) -> None:
+    """One Go-duration flag per ``(flag, default seconds, what it sets)``."""
+    for flag, default, what in flags:
+        group.add_argument(
+            flag,
+            type=parse_duration,
+            default=default,
+            metavar="DURATION",
+            help=f"{what} (default {format_duration(default)})",
+        )
+
+
 def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
     """The parser of ``kcm run`` (``kcm`` with no command is the same)."""
     parser = UsageErrorParser(
@@ -192,18 +204,12 @@ def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
         dest="leader_elect",
         help="acquire a lease before running controllers (default true)",
     )
-    for flag, default, what in (
+    _duration_flags(
+        le,
         ("--leader-elect-lease-duration", 15.0, "how long others wait before taking over"),
         ("--leader-elect-renew-deadline", 10.0, "how long the leader retries renewing"),
         ("--leader-elect-retry-period", 2.0, "time between acquire and renew attempts"),
-    ):
-        le.add_argument(
-            flag,
-            type=parse_duration,
-            default=default,
-            metavar="DURATION",
-            help=f"{what} (default {format_duration(default)})",
-        )
+    )
     le.add_argument(
         "--leader-elect-resource-lock",
         choices=RESOURCE_LOCKS,
@@ -302,7 +308,8 @@ def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
         metavar="N",
         help=f"pods per node (default {_SIM.node_pods})",
     )
-    for flag, default, what in (
+    _duration_flags(
+        sim,
         ("--simulate-pod-start-delay", _SIM.pod_start_delay, "from bound to Running"),
         ("--simulate-pod-ready-delay", _SIM.pod_ready_delay, "from Running to Ready"),
         (
@@ -312,14 +319,7 @@ def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
             "kcm.dev/simulate-duration overrides; kcm.dev/simulate-exit-code sets the exit code)",
         ),
         ("--simulate-node-heartbeat", _SIM.heartbeat_period, "node Lease renewal period"),
-    ):
-        sim.add_argument(
-            flag,
-            type=parse_duration,
-            default=default,
-            metavar="DURATION",
-            help=f"{what} (default {format_duration(default)})",
-        )
+    )
 
     log = parser.add_argument_group("output")
     log.add_argument(

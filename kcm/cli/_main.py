@@ -16,8 +16,6 @@ from .._version import __version__
 from . import _apiserver
 from ._values import UsageErrorParser
 
-COMMANDS = ("run", "apiserver")
-
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser: ``--version`` and the commands (``run``'s flags live in

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
-import sys
 from typing import NoReturn
 
 from kcm.simulation import parse_duration as _parse_duration
@@ -30,12 +29,6 @@ class UsageErrorParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         one_line = " ".join(message.split())  # e.g. a wrapped library message
         self.exit(2, f"{self.prog}: error: {one_line}; see {self.prog} --help\n")
-
-
-def usage_error(prog: str, message: str) -> NoReturn:
-    """Exit like :meth:`UsageErrorParser.error` (for checks made outside a parser)."""
-    print(f"{prog}: error: {message}; see {prog} --help", file=sys.stderr)
-    raise SystemExit(2)
 
 
 _TRUE = {"1", "t", "true", "y", "yes", "on"}
