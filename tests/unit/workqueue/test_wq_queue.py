@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Awaitable, Callable
 
 import anyio
 import pytest
@@ -13,6 +14,12 @@ from kcm.testing import FakeClock
 from kcm.workqueue import DelayingQueue, Queue
 
 pytestmark = pytest.mark.anyio
+
+
+async def _then_set(wait: Callable[[], Awaitable[object]], event: anyio.Event) -> None:
+    """Await ``wait()``, then set ``event``: lets a test see whether a wait has returned."""
+    await wait()
+    event.set()
 
 
 async def test_adds_before_get_are_merged_into_one() -> None:
@@ -146,13 +153,9 @@ async def test_shut_down_with_drain_waits_for_in_flight_items() -> None:
     b = await q.get()
     drained = anyio.Event()
 
-    async def drain() -> None:
-        await q.shut_down_with_drain()
-        drained.set()
-
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(drain)
+            tg.start_soon(_then_set, q.shut_down_with_drain, drained)
             await anyio.wait_all_tasks_blocked()
             assert q.shutting_down
             q.done(a)
@@ -171,13 +174,9 @@ async def test_drain_ends_when_the_last_key_in_flight_is_done_though_it_was_adde
     q.add("a")  # dirty while in flight, before the shutdown
     drained = anyio.Event()
 
-    async def drain() -> None:
-        await q.shut_down_with_drain()
-        drained.set()
-
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(drain)
+            tg.start_soon(_then_set, q.shut_down_with_drain, drained)
             await anyio.wait_all_tasks_blocked()
             assert not drained.is_set()
             q.done(a)
@@ -363,13 +362,9 @@ async def test_wait_idle_returns_once_nothing_is_queued_or_in_flight() -> None:
     q.add("b")
     idle = anyio.Event()
 
-    async def wait() -> None:
-        await q.wait_idle()
-        idle.set()
-
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(wait)
+            tg.start_soon(_then_set, q.wait_idle, idle)
             a = await q.get()
             q.done(a)  # "b" is still queued
             await anyio.wait_all_tasks_blocked()
@@ -389,13 +384,9 @@ async def test_wait_idle_waits_again_for_a_key_added_before_it_woke() -> None:
     q.add("a")
     returned = anyio.Event()
 
-    async def wait() -> None:
-        await q.wait_idle()
-        returned.set()
-
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(wait)
+            tg.start_soon(_then_set, q.wait_idle, returned)
             await anyio.wait_all_tasks_blocked()
             q.done(await q.get())  # wakes the waiter...
             q.add("b")  # ...but the queue is busy again before it runs
@@ -412,6 +403,7 @@ async def test_a_cancelled_wait_idle_leaves_nothing_behind() -> None:
         tg.start_soon(q.wait_idle)
         await anyio.wait_all_tasks_blocked()
         tg.cancel_scope.cancel()
+    assert not q._idlers  # the cancelled waiter took its event back
     q.done(await q.get())
     with anyio.fail_after(5):
         await q.wait_idle()
