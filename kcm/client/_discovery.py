@@ -100,6 +100,15 @@ def _discovery_path(api_version: str) -> str:
     return f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
 
 
+async def _get_json(client: ApiClient, path: str, what: str | None = None) -> dict[str, Any]:
+    """GET a discovery document (``what`` names it in errors; default: the path)."""
+    _, body = await client._request("GET", path)
+    try:
+        return _list_decoder.decode(body)
+    except msgspec.DecodeError as exc:
+        raise DecodeError(f"discovery document for {what or path} is not JSON: {exc}") from exc
+
+
 class Discovery:
     """The per-client discovery cache (see the module docstring)."""
 
@@ -113,7 +122,7 @@ class Discovery:
 
     async def _fetch(self, api_version: str) -> dict[str, ResourceInfo]:
         try:
-            _, body = await self._client._request("GET", _discovery_path(api_version))
+            doc = await _get_json(self._client, _discovery_path(api_version), api_version)
         except NotFound as exc:
             raise NotFound(
                 f"the server does not serve API version {api_version!r}; is the CRD installed?",
@@ -121,10 +130,6 @@ class Discovery:
                 reason="NotFound",
                 status=exc.status,
             ) from exc
-        try:
-            doc = _list_decoder.decode(body)
-        except msgspec.DecodeError as exc:
-            raise DecodeError(f"discovery document for {api_version} is not JSON: {exc}") from exc
         infos = resource_list_to_infos(api_version, doc)
         self._cache[api_version] = infos
         return infos
@@ -169,14 +174,6 @@ class DiscoveryResult:
 
     def __repr__(self) -> str:
         return f"<DiscoveryResult resources={len(self.resources)} failed={sorted(self.failed)}>"
-
-
-async def _get_json(client: ApiClient, path: str) -> dict[str, Any]:
-    _, body = await client._request("GET", path)
-    try:
-        return _list_decoder.decode(body)
-    except msgspec.DecodeError as exc:
-        raise DecodeError(f"discovery document {path} is not a JSON object: {exc}") from exc
 
 
 async def server_preferred_resources(client: ApiClient) -> DiscoveryResult:
