@@ -84,7 +84,6 @@ from ._util import (
     desired_replicas_annotation,
     equal_ignore_hash,
     find_new_replica_set,
-    find_old_replica_sets,
     get_condition,
     has_progress_deadline,
     is_rolling_update,
@@ -93,7 +92,6 @@ from ._util import (
     max_revision,
     max_surge,
     new_condition,
-    replicas_annotations_need_update,
     revision,
     rollback_annotations,
     rs_replicas,
@@ -628,15 +626,18 @@ class _Sync:
         self, rs_list: list[ReplicaSet], *, create: bool
     ) -> tuple[ReplicaSet | None, list[ReplicaSet]]:
         """(the new ReplicaSet or None, every old ReplicaSet), syncing revisions."""
-        _, all_old = find_old_replica_sets(self.d, rs_list)
-        new_rs = await self.get_new_replica_set(rs_list, all_old, create=create)
+        existing = find_new_replica_set(self.d, rs_list)
+        all_old = [
+            rs for rs in rs_list if existing is None or rs.metadata.uid != existing.metadata.uid
+        ]
+        new_rs = await self.get_new_replica_set(existing, all_old, create=create)
         return new_rs, all_old
 
     async def get_new_replica_set(
-        self, rs_list: list[ReplicaSet], old_rss: list[ReplicaSet], *, create: bool
+        self, existing: ReplicaSet | None, old_rss: list[ReplicaSet], *, create: bool
     ) -> ReplicaSet | None:
+        """Sync the revision of ``existing`` (the new ReplicaSet found), or create it."""
         d = self.d
-        existing = find_new_replica_set(d, rs_list)
         new_revision = max_revision(old_rss) + 1
         if existing is not None:
             annotations = dict(existing.metadata.annotations or {})
@@ -782,10 +783,9 @@ class _Sync:
         replicas = deployment_replicas(self.d)
         max_ = replicas + max_surge(self.d)
         size_changed = rs_replicas(rs) != new_scale
-        if not size_changed and not replicas_annotations_need_update(rs, replicas, max_):
-            return False, rs
         annotations = dict(rs.metadata.annotations or {})
-        set_replicas_annotations(annotations, replicas, max_)
+        if not set_replicas_annotations(annotations, replicas, max_) and not size_changed:
+            return False, rs
         new = msgspec.structs.replace(
             with_replicas(rs, new_scale),
             metadata=msgspec.structs.replace(rs.metadata, annotations=annotations),

@@ -74,7 +74,6 @@ __all__ = [
     "new_condition",
     "remove_condition",
     "replica_set_to_deployment_condition",
-    "replicas_annotations_need_update",
     "resolve_fenceposts",
     "revision",
     "round_half_away",
@@ -415,9 +414,10 @@ def equal_ignore_hash(a: PodTemplateSpec | None, b: PodTemplateSpec | None) -> b
 
 def find_new_replica_set(d: Deployment, rss: Sequence[ReplicaSet]) -> ReplicaSet | None:
     """The oldest ReplicaSet whose template equals the Deployment's (ignoring the hash)."""
-    template = d.spec.template if d.spec is not None else None
+    want = _template_dict(d.spec.template if d.spec is not None else None, drop_hash=True)
     for rs in sort_by_creation(rss):
-        if equal_ignore_hash(rs.spec.template if rs.spec is not None else None, template):
+        template = rs.spec.template if rs.spec is not None else None
+        if _template_dict(template, drop_hash=True) == want:
             return rs
     return None
 
@@ -472,14 +472,6 @@ def set_replicas_annotations(annotations: dict[str, str], desired: int, max_: in
             annotations[key] = str(value)
             changed = True
     return changed
-
-
-def replicas_annotations_need_update(rs: ReplicaSet, desired: int, max_: int) -> bool:
-    """The ReplicaSet's desired/max-replicas annotations differ from these values."""
-    annotations = rs.metadata.annotations or {}
-    return annotations.get(DESIRED_REPLICAS_ANNOTATION) != str(desired) or annotations.get(
-        MAX_REPLICAS_ANNOTATION
-    ) != str(max_)
 
 
 def set_new_replica_set_annotations(
