@@ -4,12 +4,13 @@ controllers and simulation touch, and kubectl's pod STATUS logic."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
-import subprocess
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from test_kubectl import kubectl  # same directory: the one kubectl runner
 
 from kcm.apiserver._table import human_duration, pod_status
 from kcm.testing import FakeClock
@@ -118,18 +119,6 @@ def test_pod_status_init_containers() -> None:
 # -- kubectl get / get -o wide against the embedded server ------------------------------------
 
 
-def kubectl(server: SharedServer, *args: str, stdin: str | None = None) -> str:
-    proc = subprocess.run(
-        ["kubectl", "--kubeconfig", str(server.kubeconfig), *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    assert proc.returncode == 0, f"kubectl {' '.join(args)} failed: {proc.stderr}"
-    return proc.stdout
-
-
 def apply(server: SharedServer, obj: dict[str, Any], status: dict[str, Any] | None = None) -> None:
     kubectl(server, "apply", "-f", "-", stdin=json.dumps(obj))
     if status is not None:
@@ -150,8 +139,6 @@ def apply(server: SharedServer, obj: dict[str, Any], status: dict[str, Any] | No
 
 def table(server: SharedServer, *args: str) -> list[list[str]]:
     """``kubectl get`` output split into columns (on runs of 2+ spaces)."""
-    import re
-
     lines = kubectl(server, "get", *args).strip().splitlines()
     return [re.split(r"\s{2,}", line.strip()) for line in lines]
 
