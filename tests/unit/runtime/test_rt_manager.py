@@ -7,6 +7,7 @@ import random
 import signal
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
+from functools import partial
 
 import anyio
 import anyio.lowlevel
@@ -74,8 +75,36 @@ class Blocked:
             raise
         return Result()
 
+    def controller(self, *, grace: float) -> Controller[ObjectKey]:
+        """Controller ``c`` on this reconciler, with ``grace`` for its in-flight reconciles."""
+        return Controller("c", self, clock=self.clock, graceful_shutdown_timeout=grace)
+
 
 KEY = ObjectKey("default", "web")
+
+
+async def run_catching(
+    manager: Manager,
+    kind: type[Exception],
+    caught: list[Exception],
+    *,
+    task_status: TaskStatus[None],
+) -> None:
+    """Run ``manager``; the ``kind`` error it ends with (if any) goes into ``caught``."""
+    try:
+        await manager.run(task_status=task_status)
+    except kind as exc:
+        caught.append(exc)
+
+
+async def reconcile_in_flight(
+    manager: Manager, controller: Controller[ObjectKey], clock: FakeClock
+) -> float:
+    """Once elected, enqueue :data:`KEY` and let its reconcile start; returns that time."""
+    await manager.wait_elected()
+    controller.enqueue(KEY)
+    await clock.advance(0)
+    return clock.monotonic()
 
 
 def options(lock: InMemoryLock, **kw: object) -> LeaderElectionOptions:
@@ -165,14 +194,8 @@ async def test_losing_leadership_stops_the_manager_with_leader_election_lost(
         manager.add(probe)
         errors: list[Exception] = []
 
-        async def run_manager(*, task_status: TaskStatus[None]) -> None:
-            try:
-                await manager.run(task_status=task_status)
-            except LeaderElectionLost as exc:
-                errors.append(exc)
-
         async with anyio.create_task_group() as tg:
-            await tg.start(run_manager)
+            await tg.start(partial(run_catching, manager, LeaderElectionLost, errors))
             await clock.advance(0)
             assert probe.running
             store.partition("me")  # renewals hang: the leader must give up
@@ -292,7 +315,7 @@ async def test_the_manager_deadline_cancels_in_flight_reconciles(
     async with ApiClient(api_server.client_config()) as client:
         manager = Manager(client, clock=clock, graceful_shutdown_timeout=10)
         # The controller's own grace is longer: the manager's deadline wins.
-        controller = Controller("c", reconciler, clock=clock, graceful_shutdown_timeout=60)
+        controller = reconciler.controller(grace=60)
         manager.add(controller)
         done: list[float] = []
 
@@ -307,11 +330,8 @@ async def test_the_manager_deadline_cancels_in_flight_reconciles(
         with anyio.fail_after(5), caplog.at_level(logging.ERROR, "kcm.runtime"):
             async with anyio.create_task_group() as tg:
                 scope = await tg.start(run_manager)
-                await manager.wait_elected()
-                controller.enqueue(KEY)
-                await clock.advance(0)
-                assert reconciler.entered == [clock.monotonic()]
-                start = clock.monotonic()
+                start = await reconcile_in_flight(manager, controller, clock)
+                assert reconciler.entered == [start]
                 scope.cancel()
                 await clock.advance(9.9)
                 assert reconciler.cancelled == []  # still finishing gracefully
@@ -329,7 +349,7 @@ async def test_run_until_signal_raises_the_shutdown_timeout(api_server: ApiServe
     source = FakeSignals()
     async with ApiClient(api_server.client_config()) as client:
         manager = Manager(client, clock=clock, graceful_shutdown_timeout=10)
-        controller = Controller("c", reconciler, clock=clock, graceful_shutdown_timeout=60)
+        controller = reconciler.controller(grace=60)
         manager.add(controller)
         raised: list[Exception] = []
 
@@ -342,10 +362,7 @@ async def test_run_until_signal_raises_the_shutdown_timeout(api_server: ApiServe
         with anyio.fail_after(5):
             async with anyio.create_task_group() as tg:
                 await tg.start(main)
-                await manager.wait_elected()
-                controller.enqueue(KEY)
-                await clock.advance(0)
-                start = clock.monotonic()
+                start = await reconcile_in_flight(manager, controller, clock)
                 await source.send_stream.send(signal.SIGTERM)
                 await clock.advance(9.9)
                 assert raised == []
@@ -362,14 +379,12 @@ async def test_a_zero_grace_cancels_at_once_without_an_error(api_server: ApiServ
     reconciler = Blocked(clock)
     async with ApiClient(api_server.client_config()) as client:
         manager = Manager(client, clock=clock, graceful_shutdown_timeout=0)
-        controller = Controller("c", reconciler, clock=clock, graceful_shutdown_timeout=60)
+        controller = reconciler.controller(grace=60)
         manager.add(controller)
         with anyio.fail_after(5):
             async with anyio.create_task_group() as tg:
                 await tg.start(manager.run)
-                await manager.wait_elected()
-                controller.enqueue(KEY)
-                await clock.advance(0)
+                await reconcile_in_flight(manager, controller, clock)
                 tg.cancel_scope.cancel()  # the manager must not raise out of here
         assert reconciler.cancelled == [clock.monotonic()]
         assert not manager.shutdown_timed_out
@@ -402,7 +417,7 @@ async def test_a_failing_runnable_stops_its_siblings_under_the_manager_deadline(
     reconciler = Blocked(clock)
     async with ApiClient(api_server.client_config()) as client:
         manager = Manager(client, clock=clock, graceful_shutdown_timeout=10)
-        controller = Controller("c", reconciler, clock=clock, graceful_shutdown_timeout=60)
+        controller = reconciler.controller(grace=60)
         bad = FailOnDemand()
         if layout == "beside-the-leader-gated":
             manager.add(bad, needs_leader_election=False)
@@ -412,23 +427,14 @@ async def test_a_failing_runnable_stops_its_siblings_under_the_manager_deadline(
             manager.add(controller)
         raised: list[Exception] = []
 
-        async def run_manager(*, task_status: TaskStatus[None]) -> None:
-            try:
-                await manager.run(task_status=task_status)
-            except ValueError as exc:
-                raised.append(exc)
-
         with anyio.fail_after(5):
             async with anyio.create_task_group() as tg:
-                await tg.start(run_manager)
+                await tg.start(partial(run_catching, manager, ValueError, raised))
                 if layout == "both-added-while-running":  # started at once
                     manager.add(controller, needs_leader_election=False)
                     manager.add(bad, needs_leader_election=False)
                 try:
-                    await manager.wait_elected()
-                    controller.enqueue(KEY)
-                    await clock.advance(0)
-                    start = clock.monotonic()
+                    start = await reconcile_in_flight(manager, controller, clock)
                     assert reconciler.entered == [start]
                     bad.fail.set()  # the manager stops with this error
                     await clock.advance(9.9)
@@ -461,19 +467,13 @@ async def test_losing_leadership_cancels_in_flight_reconciles_without_grace(
             graceful_shutdown_timeout=30,
             leader_election=options(InMemoryLock(store, "me")),
         )
-        controller = Controller("c", reconciler, clock=clock, graceful_shutdown_timeout=30)
+        controller = reconciler.controller(grace=30)
         manager.add(controller)
         errors: list[Exception] = []
 
-        async def run_manager(*, task_status: TaskStatus[None]) -> None:
-            try:
-                await manager.run(task_status=task_status)
-            except LeaderElectionLost as exc:
-                errors.append(exc)
-
         with anyio.fail_after(5):
             async with anyio.create_task_group() as tg:
-                await tg.start(run_manager)
+                await tg.start(partial(run_catching, manager, LeaderElectionLost, errors))
                 await clock.advance(0)
                 assert manager.is_leader
                 controller.enqueue(KEY)
@@ -497,7 +497,7 @@ async def test_a_second_signal_stops_at_once(api_server: ApiServer) -> None:
     source = FakeSignals()
     async with ApiClient(api_server.client_config()) as client:
         manager = Manager(client, clock=clock, graceful_shutdown_timeout=30)
-        controller = Controller("c", reconciler, clock=clock, graceful_shutdown_timeout=30)
+        controller = reconciler.controller(grace=30)
         manager.add(controller)
         result: list[signal.Signals | None] = []
 
@@ -507,9 +507,7 @@ async def test_a_second_signal_stops_at_once(api_server: ApiServer) -> None:
         with anyio.fail_after(5):
             async with anyio.create_task_group() as tg:
                 await tg.start(main)
-                await manager.wait_elected()
-                controller.enqueue(KEY)
-                await clock.advance(0)
+                await reconcile_in_flight(manager, controller, clock)
                 await source.send_stream.send(signal.SIGTERM)  # graceful: the reconcile goes on
                 await clock.advance(1)
                 assert reconciler.cancelled == []
