@@ -22,7 +22,8 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.errors import AlreadyExists, ApiError, KcmError, NotFound
+from kcm.controllers.replicaset import is_namespace_terminating
+from kcm.errors import AlreadyExists, KcmError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key
 from kcm.models.batch_v1 import CronJob, CronJobStatus, Job, JobSpec
@@ -89,12 +90,6 @@ def _cronjob_key_of(job: Job) -> ObjectKey | None:
     if ref is None or ref.kind != _KIND or not (ref.api_version or "").startswith("batch/"):
         return None
     return ObjectKey(job.metadata.namespace or "", ref.name or "")
-
-
-def _namespace_terminating(exc: BaseException) -> bool:
-    """A create refused because the namespace is being deleted (status cause
-    ``NamespaceTerminating``)."""
-    return isinstance(exc, ApiError) and any(c.reason == "NamespaceTerminating" for c in exc.causes)
 
 
 class _NotCreated(Exception):
@@ -407,7 +402,7 @@ class _Sync:
             self._event("Warning", "FailedCreate", f"Error creating job: {name} already exists")
             raise
         except KcmError as exc:
-            if _namespace_terminating(exc):
+            if is_namespace_terminating(exc):
                 # every create fails until the namespace is gone: nothing to report or retry
                 logger.info("cronjob %s: namespace is terminating, not creating %s", self.key, name)
                 raise _NotCreated from exc

@@ -35,8 +35,8 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient, PatchType
 from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.controllers.replicaset import is_pod_active, is_pod_ready
-from kcm.errors import ApiError, KcmError, NotFound
+from kcm.controllers.replicaset import is_namespace_terminating, is_pod_active, is_pod_ready
+from kcm.errors import KcmError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, from_dict, object_key, to_dict
 from kcm.models.batch_v1 import Job, JobCondition, JobStatus, UncountedTerminatedPods
@@ -873,7 +873,7 @@ class _Sync:
                 except KcmError as exc:
                     ctl.expectations.creation_observed(key)
                     errors.append(exc)
-                    if _namespace_terminating(exc):
+                    if is_namespace_terminating(exc):
                         return
                     self._event("Warning", "FailedCreate", f"Error creating: {exc}")
                     return
@@ -887,7 +887,7 @@ class _Sync:
                 skipped = len(indexes) - pos
                 if skipped:
                     ctl.expectations.lower_expectations(key, skipped, 0)
-                if not all(_namespace_terminating(e) for e in errors):
+                if not all(is_namespace_terminating(e) for e in errors):
                     self.error = errors[0]
                 break
             batch *= 2
@@ -920,16 +920,6 @@ class _Sync:
             for pod in pods:
                 tg.start_soon(delete, pod)
         return deleted
-
-
-def _namespace_terminating(exc: Exception) -> bool:
-    if not isinstance(exc, ApiError):
-        return False
-    details = exc.status.get("details") or {}
-    causes = details.get("causes") or [] if isinstance(details, dict) else []
-    return any(
-        isinstance(c, dict) and c.get("reason") == "NamespaceTerminating" for c in causes
-    ) or any(c.reason == "NamespaceTerminating" for c in exc.causes)
 
 
 def add_to_manager(manager: Manager, *, workers: int = DEFAULT_WORKERS) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 from jobs_harness import NS, Env, condition, job_manifest, running, until
 from test_job_basic import job_controller, wait_active
@@ -16,7 +18,7 @@ from kcm.controllers import ttlafterfinished
 from kcm.controllers.job import JOB_TRACKING_FINALIZER
 from kcm.errors import NotFound
 from kcm.models.batch_v1 import Job
-from kcm.models.core_v1 import Container, Event, Pod, PodSpec
+from kcm.models.core_v1 import Container, Event, Namespace, Pod, PodSpec
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.runtime import Manager
 from kcm.testing import FakeClock
@@ -163,3 +165,30 @@ async def test_api_failures_mid_tracking_still_count_each_pod_once(failures: int
         assert (job.status.failed or 0) == 0
         for pod in await env.job_pods("sturdy"):
             assert JOB_TRACKING_FINALIZER not in (pod.metadata.finalizers or [])
+
+
+async def test_pods_refused_by_a_terminating_namespace_are_not_reported_or_retried(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Pod creates refused because the namespace is terminating (cause NamespaceTerminating):
+    no FailedCreate event and no failed reconcile to retry (a Conflict from a stale cache
+    read is retried quietly and is not what this is about)."""
+    async with running(job_controller) as env:
+        namespaces = env.client.api(Namespace)
+        await namespaces.create(Namespace(metadata=ObjectMeta(name="doomed")))
+        manifest = job_manifest("late", suspend=True)
+        await env.client.api(Job, "doomed").create(
+            msgspec.structs.replace(
+                manifest, metadata=msgspec.structs.replace(manifest.metadata, namespace="doomed")
+            )
+        )
+        await env.quiesce()
+        await namespaces.delete("doomed")  # stays Terminating: no namespace controller runs
+        await env.quiesce()
+        await env.client.api(Job, "doomed").patch("late", {"spec": {"suspend": False}})
+        await env.quiesce()
+        assert (await env.client.api(Pod, "doomed").list()).items == []
+        assert any("Resumed" in e for e in env.recorder.events)  # the sync did run
+        assert not [e for e in env.recorder.events if e.startswith("Warning")]
+        failed = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+        assert failed == []
