@@ -355,23 +355,15 @@ def rollout_status(
         and current is not None
         and current.reason == NEW_RS_AVAILABLE_REASON
     )
-    name = d.metadata.name
     rs_name = new_rs.metadata.name if new_rs is not None else None
+    subject = f'ReplicaSet "{rs_name}"' if rs_name else f'Deployment "{d.metadata.name}"'
     if has_progress_deadline(d) and not complete_already:
         if deployment_complete(d, status):
-            msg = (
-                f'ReplicaSet "{rs_name}" has successfully progressed.'
-                if rs_name
-                else f'Deployment "{name}" has successfully progressed.'
-            )
+            msg = f"{subject} has successfully progressed."
             cond = new_condition(PROGRESSING, "True", NEW_RS_AVAILABLE_REASON, msg, now)
             conditions = set_condition(conditions, cond)
         elif deployment_progressing(d, status):
-            msg = (
-                f'ReplicaSet "{rs_name}" is progressing.'
-                if rs_name
-                else f'Deployment "{name}" is progressing.'
-            )
+            msg = f"{subject} is progressing."
             cond = new_condition(PROGRESSING, "True", REPLICA_SET_UPDATED_REASON, msg, now)
             if current is not None:
                 if current.status == "True":
@@ -381,11 +373,7 @@ def rollout_status(
                 conditions = remove_condition(conditions, PROGRESSING)
             conditions = set_condition(conditions, cond)
         elif deployment_timed_out(d, status, now):
-            msg = (
-                f'ReplicaSet "{rs_name}" has timed out progressing.'
-                if rs_name
-                else f'Deployment "{name}" has timed out progressing.'
-            )
+            msg = f"{subject} has timed out progressing."
             cond = new_condition(PROGRESSING, "False", TIMED_OUT_REASON, msg, now)
             conditions = set_condition(conditions, cond)
     failures = _replica_failures(all_rss, new_rs)
