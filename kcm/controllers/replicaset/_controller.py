@@ -114,10 +114,6 @@ def is_namespace_terminating(exc: BaseException) -> bool:
     return isinstance(exc, ApiError) and any(c.reason == "NamespaceTerminating" for c in exc.causes)
 
 
-def _key(obj: HasMetadata) -> ObjectKey:
-    return ObjectKey(obj.metadata.namespace or "", obj.metadata.name or "")
-
-
 @final
 class ReplicaManager(Generic[W]):
     """Keeps ``spec.replicas`` active pods for every owner of one kind.
@@ -205,7 +201,7 @@ class ReplicaManager(Generic[W]):
             except SelectorParseError:
                 continue
             if not selector.empty and selector.matches(pod.metadata.labels):
-                keys.append(_key(owner))
+                keys.append(object_key(owner))
         if len(keys) > 1:
             logger.info(
                 "pod %s/%s is selected by more than one %s: %s",
@@ -408,15 +404,15 @@ class _OwnerEvents(Generic[W]):
         self._m = manager
 
     def create_keys(self, obj: W, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return (_key(obj),)
+        return (object_key(obj),)
 
     def update_keys(self, old: W, new: W) -> Iterable[ObjectKey]:
         if old.metadata.uid != new.metadata.uid:
-            self._m.expectations.delete_expectations(_key(old))  # deleted and re-created
-        return (_key(new),)
+            self._m.expectations.delete_expectations(object_key(old))  # deleted and re-created
+        return (object_key(new),)
 
     def delete_keys(self, obj: W, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        key = _key(obj)
+        key = object_key(obj)
         self._m.expectations.delete_expectations(key)
         return (key,)
 
@@ -438,7 +434,7 @@ class _PodEvents(Generic[W]):
             owner = self._m.resolve_controller_ref(obj.metadata.namespace or "", ref)
             if owner is None:
                 return ()
-            key = _key(owner)
+            key = object_key(owner)
             self._m.expectations.creation_observed(key)
             return (key,)
         return self._m.owners_selecting(obj)  # an orphan: who wants to adopt it?
@@ -460,12 +456,12 @@ class _PodEvents(Generic[W]):
         if ref_changed and old_ref is not None:
             old_owner = self._m.resolve_controller_ref(namespace, old_ref)
             if old_owner is not None:
-                keys[_key(old_owner)] = None
+                keys[object_key(old_owner)] = None
         if new_ref is not None:
             owner = self._m.resolve_controller_ref(namespace, new_ref)
             if owner is None:
                 return keys
-            key = _key(owner)
+            key = object_key(owner)
             keys[key] = None
             spec: Any = getattr(owner, "spec", None)
             min_ready = (spec.min_ready_seconds if spec else 0) or 0
@@ -484,7 +480,7 @@ class _PodEvents(Generic[W]):
         owner = self._m.resolve_controller_ref(obj.metadata.namespace or "", ref)
         if owner is None:
             return ()
-        key = _key(owner)
+        key = object_key(owner)
         self._m.expectations.deletion_observed(key, object_key(obj))
         return (key,)
 
