@@ -352,20 +352,15 @@ async def scenario_available_replicas_honour_min_ready_seconds(
             await set_ready(pods, str(pod.metadata.name), at=ready_at)
         await wait_status(api, "web", replicas=2, ready_replicas=2, available_replicas=0)
         await clock.advance(9.5)
-        await _quiesce_reconciles(rt)
+        await rt.quiesce()
         current = await api.get("web")
         assert current.status.available_replicas == 0  # ready for 9.5 s only
         assert current.status.ready_replicas == 2
         await clock.advance(1.0)
-        await _quiesce_reconciles(rt)
+        await rt.quiesce()
         assert (await api.get("web")).status.available_replicas == 0  # 10.5 s
         await clock.advance(1.0)  # the requeue after minReadySeconds (+1 s) is due
         await wait_status(api, "web", replicas=2, ready_replicas=2, available_replicas=2)
-
-
-async def _quiesce_reconciles(rt: Running) -> None:
-    """Wait until the controller has acted on everything so far (Running.quiesce)."""
-    await rt.quiesce()
 
 
 async def scenario_create_failure_sets_replica_failure_and_retries(
@@ -392,7 +387,7 @@ async def scenario_create_failure_sets_replica_failure_and_retries(
             return failed.status is not None and _failure(failed) is not None
 
         await eventually(has_failure)
-        await _quiesce_reconciles(rt)  # the condition's own update event syncs once more
+        await rt.quiesce()  # the condition's own update event syncs once more
         condition = _failure(failed)
         assert (condition.status, condition.reason) == ("True", "FailedCreate")
         assert "exceeded quota" in (condition.message or "")
@@ -405,7 +400,7 @@ async def scenario_create_failure_sets_replica_failure_and_retries(
         assert len(failures) == attempts
         assert "Error creating: 403 Forbidden" in failures[0]
         await clock.advance(1.0)  # backoff elapses: retried (still failing)
-        await _quiesce_reconciles(rt)
+        await rt.quiesce()
         assert rt.tap.pod_creates() > attempts
         rt.tap.fail_creates = 0  # quota freed
         attempts = rt.tap.pod_creates()
@@ -435,7 +430,7 @@ async def scenario_failed_batch_stops_slow_start(server: ApiServer, kind: Kind) 
         owner = await api.create(kind.owner("web", 10))
         await wait_owned(pods, owner.metadata.uid, 1)
         await wait_status(api, "web", replicas=1)
-        await _quiesce_reconciles(rt)
+        await rt.quiesce()
         first, *batch2 = rt.tap.creates[:3]
         assert not first.failed
         assert [c.failed for c in batch2] == [True, True]
@@ -464,7 +459,7 @@ async def scenario_expectations_stop_double_creates(server: ApiServer, kind: Kin
         await wait_status(api, "web", replicas=0)  # the cache shows no pods yet
         key = ObjectKey(NS, "web")
         assert rt.controller.expectations.get(key) == (3, 0)
-        await _quiesce_reconciles(rt)
+        await rt.quiesce()
         done = rt.reconciles(kind.name)
         await api.patch("web", {"metadata": {"annotations": {"poke": "1"}}})
 
@@ -472,10 +467,10 @@ async def scenario_expectations_stop_double_creates(server: ApiServer, kind: Kin
             return rt.reconciles(kind.name) >= done + n
 
         await eventually(lambda: synced(1))
-        await _quiesce_reconciles(rt)
+        await rt.quiesce()
         rt.controller.manager.controller.enqueue(key)
         await eventually(lambda: synced(2))
-        await _quiesce_reconciles(rt)
+        await rt.quiesce()
         assert rt.tap.pod_creates() == 3  # without expectations: 3 more per sync
         gate.set()
         await wait_owned(pods, owner.metadata.uid, 3)
@@ -514,11 +509,11 @@ async def scenario_expectations_expire(server: ApiServer, kind: Kind) -> None:
         rt.tap.pod_watch_gate = anyio.Event()  # never opened: the pod events are lost
         await api.create(kind.owner("web", 2))
         await eventually(lambda: _creates_reached(rt, 2))
-        await _quiesce_reconciles(rt)
+        await rt.quiesce()
         key = ObjectKey(NS, "web")
         await clock.advance(299.0)
         rt.controller.manager.controller.enqueue(key)
-        await _quiesce_reconciles(rt)
+        await rt.quiesce()
         assert rt.tap.pod_creates() == 2
         await clock.advance(2.0)
         assert rt.controller.expectations.satisfied(key)
@@ -538,9 +533,9 @@ async def scenario_burst_limit_caps_creates_per_sync(server: ApiServer, kind: Ki
         owner = await api.create(kind.owner("web", 600))
         await eventually(lambda: _creates_reached(rt, BURST_REPLICAS), within=60)
         await wait_status(api, "web", replicas=0)
-        await _quiesce_reconciles(rt)
+        await rt.quiesce()
         await api.patch("web", {"metadata": {"annotations": {"poke": "1"}}})  # one more sync
-        await _quiesce_reconciles(rt)
+        await rt.quiesce()
         assert rt.tap.pod_creates() == BURST_REPLICAS == 500
         sizes = [1, 2, 4, 8, 16, 32, 64, 128, 245]
         starts = [sum(sizes[:i]) for i in range(len(sizes))]
