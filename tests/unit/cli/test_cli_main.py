@@ -53,24 +53,22 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.startswith("kcm ")
 
 
-def test_console_script_fails_fast_on_bad_input() -> None:
-    """As a process: exit code 2, a one-line reason, nothing started."""
+@pytest.mark.parametrize(
+    ("argv", "reason"),
+    [
+        (["--controllers=*,-nope"], "kcm: error: unknown controller '-nope'"),
+        (["run", "--leader-elect=maybe"], "kcm run: error: argument --leader-elect"),
+    ],
+)
+def test_console_script_fails_fast_on_bad_input(argv: list[str], reason: str) -> None:
+    """As a process: exit code 2, a one-line reason, nothing started (nothing on stdout)."""
     out = subprocess.run(
-        [sys.executable, "-m", "kcm", "--controllers=*,-nope"],
-        capture_output=True,
-        text=True,
-        timeout=60,
+        [sys.executable, "-m", "kcm", *argv], capture_output=True, text=True, timeout=60
     )
     assert out.returncode == 2
-    assert "kcm: error: unknown controller '-nope'" in out.stderr
-    out = subprocess.run(
-        [sys.executable, "-m", "kcm", "run", "--leader-elect=maybe"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert out.returncode == 2
-    assert "kcm run: error: argument --leader-elect" in out.stderr
+    assert reason in out.stderr
+    assert out.stderr.count("\n") == 1
+    assert out.stdout == ""
 
 
 @pytest.mark.parametrize(
@@ -113,8 +111,9 @@ def test_usage_errors_are_one_line_before_anything_starts(argv: list[str], line:
 
 
 def test_unknown_command_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as exited:
         main(["no-such-command"])
+    assert exited.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert err.startswith("kcm: error: argument command: invalid choice")
