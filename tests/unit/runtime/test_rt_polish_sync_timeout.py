@@ -43,6 +43,14 @@ def _inf(i: _Informer) -> SharedIndexInformer[Any]:
     return cast(SharedIndexInformer[Any], i)
 
 
+async def _run(controller: Controller[ObjectKey], caught: list[CacheSyncTimeoutError]) -> None:
+    """Run ``controller``, keeping the CacheSyncTimeoutError it fails with."""
+    try:
+        await controller.run()
+    except CacheSyncTimeoutError as exc:
+        caught.append(exc)
+
+
 async def test_timeout_is_typed_and_names_controller_and_unsynced_kinds() -> None:
     clock = FakeClock()
     controller: Controller[ObjectKey] = Controller(
@@ -53,16 +61,10 @@ async def test_timeout_is_typed_and_names_controller_and_unsynced_kinds() -> Non
     controller.wait_for([_reg(pods)], kind="Pod", informer=_inf(_Informer(forbidden)))
     controller.wait_for([_reg(synced)], kind="ConfigMap")
     controller.wait_for([_reg(nodes)], kind="Node (metadata-only)")
-    caught: list[BaseException] = []
-
-    async def run() -> None:
-        try:
-            await controller.run()
-        except CacheSyncTimeoutError as exc:
-            caught.append(exc)
+    caught: list[CacheSyncTimeoutError] = []
 
     async with anyio.create_task_group() as tg:
-        tg.start_soon(run)
+        tg.start_soon(_run, controller, caught)
         await clock.advance(29.9)
         assert caught == []  # not yet
         await clock.advance(0.1)
@@ -88,17 +90,10 @@ async def test_kind_defaults_to_informer_number_and_later_sync_is_not_named() ->
     )
     first, second = _Registration(), _Registration()
     controller.wait_for([_reg(first), _reg(second)])
-
     caught: list[CacheSyncTimeoutError] = []
 
-    async def run() -> None:
-        try:
-            await controller.run()
-        except CacheSyncTimeoutError as exc:
-            caught.append(exc)
-
     async with anyio.create_task_group() as tg:
-        tg.start_soon(run)
+        tg.start_soon(_run, controller, caught)
         await clock.advance(5)
         first.has_synced = True
         first.event.set()
