@@ -22,6 +22,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllers.job import finished_condition
 from kcm.controllers.replicaset import is_namespace_terminating
 from kcm.errors import AlreadyExists, KcmError, NotFound
 from kcm.informers import SharedInformerFactory
@@ -79,10 +80,8 @@ def job_name_for(cronjob_name: str, scheduled: datetime) -> str:
 
 def _finished(job: Job) -> str | None:
     """``"Complete"`` or ``"Failed"`` if the Job finished, else None."""
-    for cond in (job.status.conditions if job.status else None) or ():
-        if cond.type in ("Complete", "Failed") and cond.status == "True":
-            return cond.type
-    return None
+    cond = finished_condition(job)
+    return cond.type if cond is not None else None
 
 
 def _cronjob_key_of(job: Job) -> ObjectKey | None:

@@ -80,6 +80,7 @@ __all__ = [
     "NAME",
     "JobController",
     "add_to_manager",
+    "finished_condition",
     "is_finished",
 ]
 
@@ -110,10 +111,17 @@ def _condition(conditions: Iterable[JobCondition] | None, type_: str) -> JobCond
     return None
 
 
+def finished_condition(job: Job) -> JobCondition | None:
+    """The Job's first True ``Complete`` or ``Failed`` condition, or None while it runs."""
+    for cond in (job.status.conditions if job.status is not None else None) or ():
+        if cond.type in ("Complete", "Failed") and cond.status == "True":
+            return cond
+    return None
+
+
 def is_finished(job: Job) -> bool:
     """The Job has a True ``Complete`` or ``Failed`` condition (it is never touched again)."""
-    conds = job.status.conditions if job.status is not None else None
-    return _condition(conds, "Complete") is not None or _condition(conds, "Failed") is not None
+    return finished_condition(job) is not None
 
 
 def _job_key_of(pod: Pod) -> ObjectKey | None:

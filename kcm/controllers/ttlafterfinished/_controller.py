@@ -21,6 +21,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllers.job import finished_condition, is_finished
 from kcm.errors import Conflict, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key
@@ -46,27 +47,13 @@ DEFAULT_WORKERS = 5
 """``--concurrent-ttl-after-finished-syncs``."""
 
 
-def _finished_at(job: Job) -> datetime | None:
-    for cond in (job.status.conditions if job.status else None) or ():
-        if cond.type in ("Complete", "Failed") and cond.status == "True":
-            return cond.last_transition_time
-    return None
-
-
-def _is_finished(job: Job) -> bool:
-    return any(
-        cond.type in ("Complete", "Failed") and cond.status == "True"
-        for cond in (job.status.conditions if job.status else None) or ()
-    )
-
-
 def needs_cleanup(job: Job) -> bool:
     """Not being deleted, has a TTL, and has finished."""
     return (
         job.metadata.deletion_timestamp is None
         and job.spec is not None
         and job.spec.ttl_seconds_after_finished is not None
-        and _is_finished(job)
+        and is_finished(job)
     )
 
 
@@ -77,7 +64,8 @@ def expire_at(job: Job) -> datetime:
         TerminalError: the finish condition has no ``lastTransitionTime`` (nothing to count
             from; a new event for the Job brings it back).
     """
-    finished = _finished_at(job)
+    cond = finished_condition(job)
+    finished = cond.last_transition_time if cond is not None else None
     if finished is None:
         raise TerminalError(
             f"Job {job.metadata.namespace}/{job.metadata.name} has a finish condition without "
