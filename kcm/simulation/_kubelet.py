@@ -56,7 +56,7 @@ from ._config import (
 )
 from ._nodes import node_ip
 from ._resources import TERMINAL_PHASES
-from ._scheduler import NODE_NAME_INDEX, EventRecorder, ensure_node_name_index
+from ._scheduler import EventRecorder, ensure_node_name_index, pods_on
 
 __all__ = ["Kubelet"]
 
@@ -118,13 +118,9 @@ class Kubelet:
             metrics=registry,
         )
         self.controller.watch(pods, enqueue_object())
-        self.controller.watch(nodes, enqueue_mapped(self._pods_on))
-
-    def _pods_on(self, node: Node) -> list[ObjectKey]:
-        return [
-            ObjectKey(p.metadata.namespace or "", p.metadata.name or "")
-            for p in self._pods.by_index(NODE_NAME_INDEX, node.metadata.name or "")
-        ]
+        self.controller.watch(
+            nodes, enqueue_mapped(lambda node: pods_on(self._pods, node.metadata.name or ""))
+        )
 
     def _our_node(self, name: str) -> tuple[int, Node] | None:
         node = self._nodes.get_or_none(None, name)

@@ -27,7 +27,7 @@ from prometheus_client import CollectorRegistry
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.errors import Conflict, NotFound
-from kcm.informers import SharedIndexInformer, SharedInformerFactory
+from kcm.informers import Lister, SharedIndexInformer, SharedInformerFactory
 from kcm.models import (
     Binding,
     Node,
@@ -45,7 +45,13 @@ from kcm.runtime import Controller, Request, Result, enqueue_mapped, enqueue_obj
 from ._config import SIMULATED_LABEL, SimulationConfig
 from ._resources import TERMINAL_PHASES, node_is_ready, pod_requests, untolerated_taint
 
-__all__ = ["NODE_NAME_INDEX", "EventRecorder", "Scheduler", "ensure_node_name_index"]
+__all__ = [
+    "NODE_NAME_INDEX",
+    "EventRecorder",
+    "Scheduler",
+    "ensure_node_name_index",
+    "pods_on",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +70,11 @@ class EventRecorder(Protocol):
 
 def _node_name_of(pod: Pod) -> list[str]:
     return [(pod.spec.node_name if pod.spec else None) or ""]
+
+
+def pods_on(pods: Lister[Pod], node: str) -> list[ObjectKey]:
+    """The keys of the cached pods bound to ``node`` (``""``: not bound yet)."""
+    return [object_key(p) for p in pods.by_index(NODE_NAME_INDEX, node)]
 
 
 def ensure_node_name_index(informer: SharedIndexInformer[Pod]) -> None:
@@ -90,6 +101,18 @@ def _wants_scheduling(pod: Pod) -> bool:
     if spec.scheduling_gates:
         return False
     return (spec.scheduler_name or SCHEDULER_NAME) == SCHEDULER_NAME
+
+
+def _over_capacity(node: Node, pods: int, cpu: Decimal, memory: Decimal) -> str | None:
+    """Why ``pods`` pods requesting ``cpu`` and ``memory`` in all do not fit ``node``."""
+    allocatable = (node.status.allocatable if node.status else None) or {}
+    if pods > int(parse_quantity(allocatable.get("pods", "110"))):
+        return "Too many pods"
+    if cpu > parse_quantity(allocatable.get("cpu", "0")):
+        return "Insufficient cpu"
+    if memory > parse_quantity(allocatable.get("memory", "0")):
+        return "Insufficient memory"
+    return None
 
 
 class Scheduler:
@@ -131,25 +154,16 @@ class Scheduler:
             clock=clock,
             metrics=registry,
         )
-        self.controller.watch(
-            pods,
-            enqueue_object(),
-            predicates=[
-                predicate(lambda p: _wants_scheduling(p) or object_key(p) in self._assumed)
-            ],
-        )
+        self.controller.watch(pods, enqueue_object(), predicates=[predicate(self._interesting)])
         # Capacity freed (a bound pod finished or is going away): look at pending pods again.
-        self.controller.watch(
-            pods,
-            enqueue_mapped(self._pending_if_freed),
-        )
+        self.controller.watch(pods, enqueue_mapped(self._pending_if_freed))
         self.controller.watch(nodes, enqueue_mapped(lambda _node: self._pending()))
 
     def _interesting(self, pod: Pod) -> bool:
         return _wants_scheduling(pod) or object_key(pod) in self._assumed
 
     def _pending(self) -> Iterable[ObjectKey]:
-        return [object_key(p) for p in self._pods.by_index(NODE_NAME_INDEX, "")]
+        return pods_on(self._pods, "")
 
     def _pending_if_freed(self, pod: Pod) -> Iterable[ObjectKey]:
         bound = bool(pod.spec and pod.spec.node_name)
@@ -175,7 +189,8 @@ class Scheduler:
                 count, cpu, memory = count + 1, cpu + assumed.cpu, memory + assumed.memory
         return count, cpu, memory
 
-    def _why_not(self, pod: Pod, node: Node, cpu: Decimal, memory: Decimal) -> str | None:
+    def _why_not(self, pod: Pod, node: Node) -> str | None:
+        """Why ``pod`` cannot go to ``node`` regardless of what already runs there."""
         labels = node.metadata.labels or {}
         if labels.get(SIMULATED_LABEL) != "true":
             return "not simulated"
@@ -188,14 +203,6 @@ class Scheduler:
         selector = (pod.spec.node_selector if pod.spec else None) or {}
         if any(labels.get(k) != v for k, v in selector.items()):
             return "node(s) didn't match Pod's node affinity/selector"
-        allocatable = (node.status.allocatable if node.status else None) or {}
-        count, used_cpu, used_memory = self._usage(node.metadata.name or "")
-        if count + 1 > int(parse_quantity(allocatable.get("pods", "110"))):
-            return "Too many pods"
-        if used_cpu + cpu > parse_quantity(allocatable.get("cpu", "0")):
-            return "Insufficient cpu"
-        if used_memory + memory > parse_quantity(allocatable.get("memory", "0")):
-            return "Insufficient memory"
         return None
 
     def pick_node(self, pod: Pod) -> tuple[str | None, str]:
@@ -206,11 +213,14 @@ class Scheduler:
         reasons: dict[str, int] = {}
         nodes = self._nodes.list()
         for node in nodes:
-            reason = self._why_not(pod, node, cpu, memory)
             name = node.metadata.name or ""
+            reason = self._why_not(pod, node)
             if reason is None:
-                candidates.append((self._usage(name)[0], name))
-            else:
+                count, used_cpu, used_memory = self._usage(name)
+                reason = _over_capacity(node, count + 1, used_cpu + cpu, used_memory + memory)
+                if reason is None:
+                    candidates.append((count, name))
+            if reason is not None:
                 reasons[reason] = reasons.get(reason, 0) + 1
         if candidates:
             return min(candidates)[1], ""
