@@ -22,7 +22,7 @@ from kcm.client import ApiClient, server_preferred_resources
 from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.errors import ApiError, Conflict, MethodNotAllowed, NotFound
 from kcm.informers import SharedInformerFactory
-from kcm.models import PartialObjectMetadata, ResourceInfo, to_dict
+from kcm.models import PartialObjectMetadata, ResourceInfo, format_time, to_dict
 from kcm.models.core_v1 import Namespace, Pod
 from kcm.runtime import Controller, EventRecorder, ReconcileFunc, Result
 from kcm.workqueue import BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter
@@ -107,10 +107,6 @@ class _Outcome:
                 f"Some content in the namespace has finalizers remaining: {', '.join(parts)}"
             )
         return out
-
-
-def _format_time(t: datetime) -> str:
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @final
@@ -305,7 +301,7 @@ class NamespaceController:
     async def _write_conditions(self, ns: Namespace, outcome: _Outcome) -> None:
         failures = outcome.failures()
         current = {c.type: c for c in (ns.status.conditions if ns.status else None) or ()}
-        now = _format_time(self._clock.now())
+        now = format_time(self._clock.now())
         desired: list[dict[str, Any]] = []
         changed = False
         for ctype in CONDITION_TYPES:
@@ -315,7 +311,7 @@ class NamespaceController:
                 status, (reason, message) = "False", _SUCCESS[ctype]
             old = current.pop(ctype, None)
             if old is not None and old.status == status and old.last_transition_time:
-                since = _format_time(old.last_transition_time)
+                since = format_time(old.last_transition_time)
             else:
                 since = now
             if old is None or (old.status, old.reason, old.message) != (status, reason, message):

@@ -30,7 +30,7 @@ from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.errors import ApiError, NotFound
 from kcm.informers import SharedInformerFactory
-from kcm.models import to_dict
+from kcm.models import format_time, to_dict
 from kcm.models.core_v1 import Node, Pod
 from kcm.runtime import EventRecorder
 
@@ -260,7 +260,7 @@ class PodGCController:
             if phase not in _TERMINAL:
                 status: dict[str, Any] = {"phase": "Failed"}
                 if condition is not None:
-                    now = self._clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+                    now = format_time(self._clock.now())
                     kept = [
                         to_dict(c)
                         for c in (pod.status.conditions if pod.status else None) or ()
