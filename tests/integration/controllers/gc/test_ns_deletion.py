@@ -232,21 +232,22 @@ async def test_deletion_waits_for_the_grace_delay(api_server: ApiServer) -> None
     def build(client: ApiClient, factory: SharedInformerFactory) -> NamespaceController:
         return NamespaceController(client, factory, recorder=FakeRecorder(), clock=clock)
 
-    async with running(api_server, build) as (client, _):
+    async with running(api_server, build) as (client, [controller]):
+        queue = controller.controller.queue
         await client.api(Namespace).create(Namespace(metadata=ObjectMeta(name="t")))
         await client.api(Namespace).delete("t")
-        await eventually(lambda: _true_after(client))
+
+        async def delayed() -> bool:  # the informer saw the deletion at t=0
+            return queue.waiting == 1
+
+        await eventually(delayed)
         await clock.advance(4.9)
+        assert (queue.waiting, len(queue)) == (1, 0)  # still held back: not synced yet
         ns = await client.api(Namespace).get("t")
-        assert not conditions(ns)  # not synced yet
+        assert not conditions(ns)
         await clock.advance(0.1)
 
         async def deleted() -> bool:
             return await ns_gone(client, "t")
 
         await eventually(deleted)
-
-
-async def _true_after(client: ApiClient) -> bool:
-    ns = await client.api(Namespace).get("t")
-    return ns.metadata.deletion_timestamp is not None
