@@ -9,6 +9,9 @@ imported, and a broken controller fails alone with a clear message.
 ``--controllers`` follows kube-controller-manager: ``*`` (every controller on by default),
 ``name`` (on), ``-name`` (off); the first entry naming a controller wins
 (:func:`enabled_controllers`).
+
+A package may take its ``HELP`` and ``DEFAULT_WORKERS`` from its :data:`CONTROLLERS` entry and
+build itself with :func:`add_controller` (the parent package is always imported first).
 """
 
 from __future__ import annotations
@@ -18,12 +21,16 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType, ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kcm.runtime import Manager
 
 __all__ = [
     "CONTROLLERS",
     "ControllerOption",
     "ControllerSpec",
+    "add_controller",
     "enabled_controllers",
 ]
 
@@ -240,3 +247,23 @@ def enabled_controllers(selection: Iterable[str]) -> list[str]:
         if decision:
             enabled.append(name)
     return enabled
+
+
+def add_controller(
+    manager: Manager, name: str, build: Callable[..., Any], *, workers: int, **options: Any
+) -> None:
+    """Add ``build(manager.client, manager.factory, recorder=..., clock=manager.clock,
+    workers=workers, registry=manager.registry, **options)`` to ``manager`` (leader-elected),
+    with the ``<name>-controller`` event recorder: the body of a package's ``add_to_manager``
+    for a controller with the common constructor."""
+    manager.add(
+        build(
+            manager.client,
+            manager.factory,
+            recorder=manager.event_recorder(f"{name}-controller"),
+            clock=manager.clock,
+            workers=workers,
+            registry=manager.registry,
+            **options,
+        )
+    )

@@ -7,6 +7,7 @@ propagation, dangling owner references. See docs/controllers.md#garbage-collecto
 
 from __future__ import annotations
 
+from kcm.controllers import CONTROLLERS, add_controller
 from kcm.runtime import Manager
 
 from ._controller import DEFAULT_IGNORED_RESOURCES as DEFAULT_IGNORED_RESOURCES
@@ -19,25 +20,17 @@ from ._graph import Node as Node
 NAME = "garbagecollector"
 """kube-controller-manager's name for this controller."""
 
-HELP = "Deletes objects whose owners are gone (background, foreground and orphan cascades)."
+HELP = CONTROLLERS[NAME].help
+"""One line for ``kcm --help`` (the registry's)."""
 
-DEFAULT_WORKERS = 20
+DEFAULT_WORKERS = CONTROLLERS[NAME].default_workers
 """``--concurrent-gc-syncs``."""
 
 
 def add_to_manager(manager: Manager, *, workers: int = DEFAULT_WORKERS) -> None:
     """Build the garbage collector from the manager's client, factory, clock and registry
     and add it (leader-elected)."""
-    manager.add(
-        GarbageCollectorController(
-            manager.client,
-            manager.factory,
-            recorder=manager.event_recorder(f"{NAME}-controller"),
-            clock=manager.clock,
-            workers=workers,
-            registry=manager.registry,
-        )
-    )
+    add_controller(manager, NAME, GarbageCollectorController, workers=workers)
 
 
 __all__ = [

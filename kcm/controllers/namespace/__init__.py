@@ -7,6 +7,7 @@ See docs/controllers.md#namespace.
 
 from __future__ import annotations
 
+from kcm.controllers import CONTROLLERS, add_controller
 from kcm.runtime import Manager
 
 from ._controller import CONDITION_TYPES as CONDITION_TYPES
@@ -17,25 +18,17 @@ from ._controller import ResourcesRemainingError as ResourcesRemainingError
 NAME = "namespace"
 """kube-controller-manager's name for this controller."""
 
-HELP = "Deletes the content of terminating namespaces, then removes their finalizer."
+HELP = CONTROLLERS[NAME].help
+"""One line for ``kcm --help`` (the registry's)."""
 
-DEFAULT_WORKERS = 10
+DEFAULT_WORKERS = CONTROLLERS[NAME].default_workers
 """``--concurrent-namespace-syncs``."""
 
 
 def add_to_manager(manager: Manager, *, workers: int = DEFAULT_WORKERS) -> None:
     """Build the namespace controller from the manager's client, factory, clock and registry
     and add it (leader-elected)."""
-    manager.add(
-        NamespaceController(
-            manager.client,
-            manager.factory,
-            recorder=manager.event_recorder(f"{NAME}-controller"),
-            clock=manager.clock,
-            workers=workers,
-            registry=manager.registry,
-        )
-    )
+    add_controller(manager, NAME, NamespaceController, workers=workers)
 
 
 __all__ = [

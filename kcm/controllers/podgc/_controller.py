@@ -34,11 +34,13 @@ from kcm.models import format_time, to_dict
 from kcm.models.core_v1 import Node, Pod
 from kcm.runtime import EventRecorder
 
-__all__ = ["OUT_OF_SERVICE_TAINT", "PodGCController"]
+__all__ = ["DEFAULT_TERMINATED_POD_THRESHOLD", "OUT_OF_SERVICE_TAINT", "PodGCController"]
 
 logger = logging.getLogger(__name__)
 
 OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service"
+DEFAULT_TERMINATED_POD_THRESHOLD = 12500
+"""``--terminated-pod-gc-threshold``'s default."""
 _TERMINAL = ("Succeeded", "Failed")
 _NOT_TERMINATED = ("Pending", "Running", "Unknown")
 _DELETE_CONCURRENCY = 32
@@ -111,7 +113,7 @@ class PodGCController:
         clock: Clock = SYSTEM_CLOCK,
         workers: int = 1,
         registry: CollectorRegistry | None = None,
-        terminated_pod_threshold: int = 12500,
+        terminated_pod_threshold: int = DEFAULT_TERMINATED_POD_THRESHOLD,
         gc_period: float = 20.0,
         quarantine: float = 40.0,
     ) -> None:
