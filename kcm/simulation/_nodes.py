@@ -185,11 +185,7 @@ class NodeSimulator:
                 existing, metadata=msgspec.structs.replace(existing.metadata, labels=labels)
             )
             node = await self._nodes.update(existing, relabelled)
-            node = await self._nodes.update(
-                node,
-                msgspec.structs.replace(node, status=self._status(index, name, now, node)),
-                subresource="status",
-            )
+            node = await self._write_status(index, node, now)
         self._registered[name] = node
         logger.info("simulated node %s registered (Ready)", name)
 
@@ -256,8 +252,12 @@ class NodeSimulator:
         self._registered[name] = node
         if not refresh:
             return
-        now = self._clock.now()
-        self._registered[name] = await self._nodes.update(
+        self._registered[name] = await self._write_status(index, node, self._clock.now())
+
+    async def _write_status(self, index: int, node: Node, now: datetime) -> Node:
+        """Replace ``node``'s status with a fresh heartbeat (transition times kept)."""
+        name = node.metadata.name or ""
+        return await self._nodes.update(
             node,
             msgspec.structs.replace(node, status=self._status(index, name, now, node)),
             subresource="status",
