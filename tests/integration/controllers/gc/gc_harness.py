@@ -11,6 +11,7 @@ import msgspec
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
+from kcm.errors import NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import Unstructured, resource_info_for
 from kcm.models.meta_v1 import ObjectMeta, OwnerReference
@@ -21,6 +22,15 @@ async def eventually(check: Callable[[], Awaitable[bool]], within: float = 10.0)
     with anyio.fail_after(within):
         while not await check():  # noqa: ASYNC110 - the state lives in another process's API
             await anyio.sleep(0.02)
+
+
+async def gone(api: Any, name: str) -> bool:
+    """Whether ``api.get(name)`` says NotFound."""
+    try:
+        await api.get(name)
+    except NotFound:
+        return True
+    return False
 
 
 def owner_ref(

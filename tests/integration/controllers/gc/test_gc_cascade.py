@@ -8,12 +8,11 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-from gc_harness import eventually, owner_ref, running
+from gc_harness import eventually, gone, owner_ref, running
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
 from kcm.controllers.garbagecollector import GarbageCollectorController
-from kcm.errors import NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models.core_v1 import ConfigMap, Secret
 from kcm.models.meta_v1 import ObjectMeta, OwnerReference
@@ -33,14 +32,6 @@ def cm(name: str, *owners: OwnerReference, namespace: str = "default") -> Config
     return ConfigMap(
         metadata=ObjectMeta(name=name, namespace=namespace, owner_references=list(owners) or None)
     )
-
-
-async def gone(api: Any, name: str) -> bool:
-    try:
-        await api.get(name)
-    except NotFound:
-        return True
-    return False
 
 
 async def test_background_deletion_removes_dependents(api_server: ApiServer) -> None:

@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gc_harness import eventually, owner_ref, running
+from gc_harness import eventually, gone, owner_ref, running
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
 from kcm.controllers.garbagecollector import GarbageCollectorController
-from kcm.errors import NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import Unstructured, from_dict
 from kcm.models.apiextensions_v1 import CustomResourceDefinition
@@ -30,14 +29,6 @@ def make_gc(recorder: FakeRecorder) -> Any:
         )
 
     return build
-
-
-async def gone(api: Any, name: str) -> bool:
-    try:
-        await api.get(name)
-    except NotFound:
-        return True
-    return False
 
 
 async def test_crd_created_later_is_monitored_and_its_instances_cascade(

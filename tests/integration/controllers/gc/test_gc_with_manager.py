@@ -5,13 +5,12 @@ from __future__ import annotations
 import anyio
 import msgspec
 import pytest
-from gc_harness import eventually, owner_ref
+from gc_harness import eventually, gone, owner_ref
 
 import kcm.runtime
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
 from kcm.controllers import garbagecollector, namespace, podgc
-from kcm.errors import NotFound
 from kcm.models.core_v1 import ConfigMap, Container, Namespace, Pod, PodSpec
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.testing import FakeClock
@@ -53,11 +52,7 @@ async def test_manager_runs_gc_namespace_and_podgc(api_server: ApiServer) -> Non
 
         async def namespace_gone() -> bool:
             await clock.advance(1)  # the namespace delay and PodGC's period run on this clock
-            try:
-                await client.api(Namespace).get("t")
-            except NotFound:
-                return True
-            return False
+            return await gone(client.api(Namespace), "t")
 
         await eventually(namespace_gone)
 

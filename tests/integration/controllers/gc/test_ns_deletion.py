@@ -6,12 +6,11 @@ from typing import Any
 
 import anyio
 import pytest
-from gc_harness import eventually, running
+from gc_harness import eventually, gone, running
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
 from kcm.controllers.namespace import CONDITION_TYPES, NamespaceController
-from kcm.errors import NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import Unstructured, from_dict
 from kcm.models.apiextensions_v1 import CustomResourceDefinition
@@ -41,11 +40,7 @@ def make_ns(clock: Any = None) -> Any:
 
 
 async def ns_gone(client: ApiClient, name: str) -> bool:
-    try:
-        await client.api(Namespace).get(name)
-    except NotFound:
-        return True
-    return False
+    return await gone(client.api(Namespace), name)
 
 
 def conditions(ns: Namespace) -> dict[str, tuple[str, str, str]]:
