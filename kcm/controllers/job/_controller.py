@@ -35,7 +35,12 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient, PatchType
 from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.controllers.replicaset import is_namespace_terminating, is_pod_active, is_pod_ready
+from kcm.controllers.replicaset import (
+    is_namespace_terminating,
+    is_pod_active,
+    is_pod_ready,
+    slow_start_batch,
+)
 from kcm.errors import KcmError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, from_dict, object_key, to_dict
@@ -866,39 +871,28 @@ class _Sync:
         error; returns how many were created."""
         ctl, key = self.ctl, self.key
         ctl.expectations.expect_creations(key, len(indexes))
-        created = 0
-        batch = 1
-        pos = 0
-        while pos < len(indexes):
-            chunk = indexes[pos : pos + batch]
-            pos += len(chunk)
-            errors: list[Exception] = []
+        pending = iter(indexes)  # each call takes the next index before its first await
+        errors: list[KcmError] = []
 
-            async def create(index: int | None, errors: list[Exception] = errors) -> None:
-                nonlocal created
-                try:
-                    pod = await self.pod_api.create(self._pod_for(index))
-                except KcmError as exc:
-                    ctl.expectations.creation_observed(key)
-                    errors.append(exc)
-                    if is_namespace_terminating(exc):
-                        return
+        async def create() -> None:
+            try:
+                pod = await self.pod_api.create(self._pod_for(next(pending)))
+            except KcmError as exc:
+                ctl.expectations.creation_observed(key)
+                errors.append(exc)
+                if not is_namespace_terminating(exc):
                     self._event("Warning", "FailedCreate", f"Error creating: {exc}")
-                    return
-                created += 1
-                self._event("Normal", "SuccessfulCreate", f"Created pod: {pod.metadata.name}")
+                raise
+            self._event("Normal", "SuccessfulCreate", f"Created pod: {pod.metadata.name}")
 
-            async with anyio.create_task_group() as tg:
-                for index in chunk:
-                    tg.start_soon(create, index)
-            if errors:
-                skipped = len(indexes) - pos
-                if skipped:
-                    ctl.expectations.lower_expectations(key, skipped, 0)
-                if not all(is_namespace_terminating(e) for e in errors):
-                    self.error = errors[0]
-                break
-            batch *= 2
+        created, error = await slow_start_batch(len(indexes), create)
+        if error is not None and not isinstance(error, KcmError):
+            raise error  # a bug, not a refused create
+        skipped = len(indexes) - created - len(errors)  # the calls never made
+        if skipped:
+            ctl.expectations.lower_expectations(key, skipped, 0)
+        if errors and not all(is_namespace_terminating(e) for e in errors):
+            self.error = errors[0]
         return created
 
     async def _delete_pods(self, pods: list[Pod]) -> int:

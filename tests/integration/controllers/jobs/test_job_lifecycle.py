@@ -192,3 +192,33 @@ async def test_pods_refused_by_a_terminating_namespace_are_not_reported_or_retri
         assert not [e for e in env.recorder.events if e.startswith("Warning")]
         failed = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
         assert failed == []
+
+
+async def test_refused_pod_creates_stop_the_slow_start_and_are_retried() -> None:
+    """Pod creates the server refuses (an invalid template label: the Job itself is valid):
+    each sync stops after the first batch of one (one FailedCreate per failed sync, not one
+    per wanted pod) and does not wait for the creations it never made, so the retry tries
+    again."""
+    async with running(job_controller) as env:
+        manifest = job_manifest("refused", parallelism=4, completions=4)
+        assert manifest.spec is not None
+        assert manifest.spec.template is not None
+        bad = ObjectMeta(labels={"app": "refused", "bad": "not valid!"})
+        template = msgspec.structs.replace(manifest.spec.template, metadata=bad)
+        spec = msgspec.structs.replace(manifest.spec, template=template)
+        await env.jobs.create(msgspec.structs.replace(manifest, spec=spec))
+        await env.quiesce()
+        controller = env.built[0].controller
+
+        def failed_creates() -> int:
+            return sum("FailedCreate" in e for e in env.recorder.events)
+
+        assert not [e for e in env.recorder.events if "SuccessfulCreate" in e]
+        first = failed_creates()
+        assert first >= 1
+        assert first == controller.reconcile_counts["error"]
+        await env.clock.advance(1)  # past the rate limiter's backoff
+        await env.quiesce()
+        assert failed_creates() > first
+        assert failed_creates() == controller.reconcile_counts["error"]
+        assert await env.job_pods("refused") == []
