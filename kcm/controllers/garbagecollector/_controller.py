@@ -480,11 +480,13 @@ class GarbageCollectorController:
 
     def _report_invalid_namespace(self, node: Node, ref: OwnerReference) -> None:
         owner = coordinates(ref, node.identity.namespace)
+        self._warn_invalid_namespace(
+            node, f"ownerRef {owner} does not exist in namespace {node.identity.namespace!r}"
+        )
+
+    def _warn_invalid_namespace(self, node: Node, message: str) -> None:
         self._recorder.event(
-            _event_object(node.identity),
-            "Warning",
-            "OwnerRefInvalidNamespace",
-            f"ownerRef {owner} does not exist in namespace {node.identity.namespace!r}",
+            _event_object(node.identity), "Warning", "OwnerRefInvalidNamespace", message
         )
 
     # -- attemptToDelete ---------------------------------------------------------------------
@@ -581,11 +583,8 @@ class GarbageCollectorController:
         if not resource.namespaced:
             key = key._replace(namespace="")
         elif not namespace:
-            self._recorder.event(
-                _event_object(node.identity),
-                "Warning",
-                "OwnerRefInvalidNamespace",
-                f"cluster-scoped object cannot have the namespaced owner {coordinates(ref)}",
+            self._warn_invalid_namespace(
+                node, f"cluster-scoped object cannot have the namespaced owner {coordinates(ref)}"
             )
             raise _NamespacedOwnerOfClusterScoped
         try:
