@@ -304,16 +304,20 @@ class JobController:
             await self._strip_orphans(key.namespace)
             return Result()
         job = self.jobs.namespace(key.namespace).get_or_none(key.name)
+        # Expectations before the pod list (a pod observed in between is then in the list);
+        # one list per sync, which the stale-finalizer sweep and the claim share.
+        satisfied = self.expectations.satisfied(key)
+        pods = self.pods.namespace(key.namespace).list()
         if job is None:
             self.expectations.delete_expectations(key)
             self._finalizer_removals.pop(key, None)
             self._backoff.pop(key, None)
-            await self._strip_stale_finalizers(key, keep_uid=None)
+            await self._strip_stale_finalizers(key, pods, keep_uid=None)
             return Result()
         if is_finished(job):
-            await self._strip_stale_finalizers(key, keep_uid=None)
+            await self._strip_stale_finalizers(key, pods, keep_uid=None)
             return Result()
-        await self._strip_stale_finalizers(key, keep_uid=job.metadata.uid)
+        await self._strip_stale_finalizers(key, pods, keep_uid=job.metadata.uid)
         mode = (job.spec.completion_mode if job.spec else None) or "NonIndexed"
         if mode not in ("NonIndexed", "Indexed"):
             self._recorder.event(
@@ -323,13 +327,16 @@ class JobController:
                 f"Skipped Job sync because completion mode {mode!r} is unknown",
             )
             return Result()
-        return await _Sync(self, key, job, mode == "Indexed").run()
+        return await _Sync(self, key, job, mode == "Indexed").run(pods, satisfied=satisfied)
 
-    async def _strip_stale_finalizers(self, key: ObjectKey, *, keep_uid: str | None) -> None:
-        """Remove the tracking finalizer from pods of a Job named ``key`` that is gone,
-        finished or re-created (a different UID): nobody else would ever remove it."""
+    async def _strip_stale_finalizers(
+        self, key: ObjectKey, pods: list[Pod], *, keep_uid: str | None
+    ) -> None:
+        """Remove the tracking finalizer from those of ``pods`` (the namespace's) that belong
+        to a Job named ``key`` that is gone, finished or re-created (a different UID): nobody
+        else would ever remove it."""
         stale = []
-        for pod in self.pods.namespace(key.namespace).list():
+        for pod in pods:
             if not has_tracking_finalizer(pod) or _job_key_of(pod) != key:
                 continue
             ref = get_controller_of(pod)
@@ -432,7 +439,7 @@ class _Sync:
     def _event(self, type_: str, reason: str, message: str) -> None:
         self.ctl.recorder.event(self.job, type_, reason, message)
 
-    async def _claim(self) -> list[Pod]:
+    async def _claim(self, candidates: list[Pod]) -> list[Pod]:
         job = self.job
         sel = self.spec.selector
         selector = LabelSelector.from_model(sel) if sel is not None else LabelSelector.nothing()
@@ -447,12 +454,13 @@ class _Sync:
             ),
             finalizers=[JOB_TRACKING_FINALIZER],
         )
-        return await manager.claim(self.ctl.pods.namespace(self.key.namespace).list())
+        return await manager.claim(candidates)
 
-    async def run(self) -> Result:
+    async def run(self, namespace_pods: list[Pod], *, satisfied: bool) -> Result:
+        """Sync the Job, claiming from ``namespace_pods`` (the cached pods of its namespace,
+        listed after ``satisfied``, the expectations check, was taken)."""
         ctl, key, job = self.ctl, self.key, self.job
-        satisfied = ctl.expectations.satisfied(key)
-        pods = await self._claim()
+        pods = await self._claim(namespace_pods)
         old_status = job.status or JobStatus()
         status = old_status
         conditions = list(status.conditions or ())
