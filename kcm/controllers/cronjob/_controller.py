@@ -12,7 +12,6 @@ the injected clock: a fake clock in tests).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta, tzinfo
 
 import anyio
@@ -26,7 +25,7 @@ from kcm.controllers.job import finished_condition
 from kcm.controllers.replicaset import is_namespace_terminating
 from kcm.errors import AlreadyExists, KcmError, NotFound
 from kcm.informers import SharedInformerFactory
-from kcm.models import ObjectKey, object_key
+from kcm.models import ObjectKey
 from kcm.models.batch_v1 import CronJob, CronJobStatus, Job, JobSpec
 from kcm.models.core_v1 import ObjectReference
 from kcm.models.meta_v1 import ObjectMeta
@@ -35,6 +34,8 @@ from kcm.runtime import (
     EventRecorder,
     Manager,
     Result,
+    enqueue_object,
+    enqueue_owner,
     get_controller_of,
     new_controller_ref,
 )
@@ -99,32 +100,6 @@ def _same_time(a: datetime | None, b: datetime | None) -> bool:
     return a is not None and b is not None and int(a.timestamp()) == int(b.timestamp())
 
 
-class _CronJobEvents:
-    def create_keys(self, obj: CronJob, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return (object_key(obj),)
-
-    def update_keys(self, old: CronJob, new: CronJob) -> Iterable[ObjectKey]:
-        return (object_key(new),)
-
-    def delete_keys(self, obj: CronJob, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        return (object_key(obj),)
-
-
-class _JobEvents:
-    """A Job's controlling CronJob (old and new owner on updates)."""
-
-    def create_keys(self, obj: Job, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        key = _cronjob_key_of(obj)
-        return (key,) if key is not None else ()
-
-    def update_keys(self, old: Job, new: Job) -> Iterable[ObjectKey]:
-        return dict.fromkeys(k for k in (_cronjob_key_of(old), _cronjob_key_of(new)) if k)
-
-    def delete_keys(self, obj: Job, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        key = _cronjob_key_of(obj)
-        return (key,) if key is not None else ()
-
-
 class CronJobController:
     """Reconciles CronJobs (kube-controller-manager's ``cronjob`` controller).
 
@@ -171,8 +146,8 @@ class CronJobController:
         self.controller: Controller[ObjectKey] = Controller(
             NAME, self, max_concurrent_reconciles=workers, clock=clock, metrics=registry
         )
-        self.controller.watch(cj_informer, _CronJobEvents())
-        self.controller.watch(job_informer, _JobEvents())
+        self.controller.watch(cj_informer, enqueue_object())
+        self.controller.watch(job_informer, enqueue_owner(CronJob))  # the controlling CronJob
 
     def __repr__(self) -> str:
         return f"<CronJobController workers={self.controller.max_concurrent_reconciles}>"

@@ -54,6 +54,7 @@ from kcm.runtime import (
     Manager,
     Result,
     UIDTrackingControllerExpectations,
+    enqueue_object,
     get_controller_of,
     new_controller_ref,
     recheck_deletion_timestamp,
@@ -144,19 +145,6 @@ class _Counted:
     failed: list[Pod] = field(default_factory=list)
     ignored: list[Pod] = field(default_factory=list)
     fail_job_message: str | None = None
-
-
-class _JobEvents:
-    """Job informer events: the Job's own key."""
-
-    def create_keys(self, obj: Job, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return (object_key(obj),)
-
-    def update_keys(self, old: Job, new: Job) -> Iterable[ObjectKey]:
-        return (object_key(new),)
-
-    def delete_keys(self, obj: Job, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        return (object_key(obj),)
 
 
 class _PodEvents:
@@ -267,7 +255,7 @@ class JobController:
         self.controller: Controller[ObjectKey] = Controller(
             NAME, self, max_concurrent_reconciles=workers, clock=clock, metrics=registry
         )
-        self.controller.watch(job_informer, _JobEvents())
+        self.controller.watch(job_informer, enqueue_object())
         self.controller.watch(pod_informer, _PodEvents(self))
 
     def __repr__(self) -> str:
