@@ -21,6 +21,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllers import add_controller
 from kcm.controllers.job import finished_condition
 from kcm.controllers.replicaset import is_namespace_terminating
 from kcm.errors import AlreadyExists, KcmError, NotFound
@@ -442,14 +443,4 @@ def add_to_manager(
     """Build a :class:`CronJobController` from the manager (events as
     ``cronjob-controller``; CronJobs without ``spec.timeZone`` in ``time_zone``, default the
     local zone) and add it (leader-gated)."""
-    manager.add(
-        CronJobController(
-            manager.client,
-            manager.factory,
-            recorder=manager.event_recorder("cronjob-controller"),
-            clock=manager.clock,
-            workers=workers,
-            registry=manager.registry,
-            time_zone=time_zone,
-        )
-    )
+    add_controller(manager, NAME, CronJobController, workers=workers, time_zone=time_zone)

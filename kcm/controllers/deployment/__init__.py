@@ -10,6 +10,7 @@ tools. See docs/controllers.md#deployment.
 
 from __future__ import annotations
 
+from kcm.controllers import add_controller
 from kcm.runtime import Manager
 
 from ._controller import DEFAULT_WORKERS as DEFAULT_WORKERS
@@ -54,16 +55,7 @@ def add_to_manager(manager: Manager, *, workers: int = DEFAULT_WORKERS) -> None:
     """Build the Deployment controller from the manager's client, informer factory, clock and
     metrics registry, with the ``deployment-controller`` event recorder, and add it
     (leader-elected)."""
-    manager.add(
-        DeploymentController(
-            manager.client,
-            manager.factory,
-            recorder=manager.event_recorder(f"{NAME}-controller"),
-            clock=manager.clock,
-            workers=workers,
-            registry=manager.registry,
-        )
-    )
+    add_controller(manager, NAME, DeploymentController, workers=workers)
 
 
 __all__ = [

@@ -35,6 +35,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient, PatchType
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllers import add_controller
 from kcm.controllers.replicaset import (
     is_namespace_terminating,
     is_pod_active,
@@ -923,13 +924,4 @@ class _Sync:
 def add_to_manager(manager: Manager, *, workers: int = DEFAULT_WORKERS) -> None:
     """Build a :class:`JobController` from the manager's client, factory, clock and registry
     (events as ``job-controller``) and add it (leader-gated)."""
-    manager.add(
-        JobController(
-            manager.client,
-            manager.factory,
-            recorder=manager.event_recorder("job-controller"),
-            clock=manager.clock,
-            workers=workers,
-            registry=manager.registry,
-        )
-    )
+    add_controller(manager, NAME, JobController, workers=workers)

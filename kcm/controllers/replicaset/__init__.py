@@ -12,6 +12,7 @@ so the ReplicationController controller reuses it. See docs/controllers.md.
 
 from __future__ import annotations
 
+from kcm.controllers import add_controller
 from kcm.runtime import Manager
 
 from ._controller import BURST_REPLICAS as BURST_REPLICAS
@@ -47,16 +48,7 @@ def add_to_manager(manager: Manager, *, workers: int = DEFAULT_WORKERS) -> None:
     """Build the ReplicaSet controller from the manager's client, informer factory, clock and
     metrics registry, with the ``replicaset-controller`` event recorder, and add it
     (leader-elected)."""
-    manager.add(
-        ReplicaSetController(
-            manager.client,
-            manager.factory,
-            recorder=manager.event_recorder(f"{NAME}-controller"),
-            clock=manager.clock,
-            workers=workers,
-            registry=manager.registry,
-        )
-    )
+    add_controller(manager, NAME, ReplicaSetController, workers=workers)
 
 
 __all__ = [

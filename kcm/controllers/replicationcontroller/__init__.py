@@ -7,6 +7,7 @@ See docs/controllers.md.
 
 from __future__ import annotations
 
+from kcm.controllers import add_controller
 from kcm.runtime import Manager
 
 from ._controller import DEFAULT_WORKERS as DEFAULT_WORKERS
@@ -23,16 +24,7 @@ def add_to_manager(manager: Manager, *, workers: int = DEFAULT_WORKERS) -> None:
     """Build the ReplicationController controller from the manager's client, informer
     factory, clock and metrics registry, with the ``replicationcontroller-controller`` event
     recorder, and add it (leader-elected)."""
-    manager.add(
-        ReplicationControllerController(
-            manager.client,
-            manager.factory,
-            recorder=manager.event_recorder(f"{NAME}-controller"),
-            clock=manager.clock,
-            workers=workers,
-            registry=manager.registry,
-        )
-    )
+    add_controller(manager, NAME, ReplicationControllerController, workers=workers)
 
 
 __all__ = [

@@ -21,6 +21,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllers import add_controller
 from kcm.controllers.job import finished_condition, is_finished
 from kcm.errors import Conflict, NotFound
 from kcm.informers import SharedInformerFactory
@@ -188,13 +189,4 @@ class TTLAfterFinishedController:
 def add_to_manager(manager: Manager, *, workers: int = DEFAULT_WORKERS) -> None:
     """Build a :class:`TTLAfterFinishedController` from the manager (events as
     ``ttl-after-finished-controller``) and add it (leader-gated)."""
-    manager.add(
-        TTLAfterFinishedController(
-            manager.client,
-            manager.factory,
-            recorder=manager.event_recorder("ttl-after-finished-controller"),
-            clock=manager.clock,
-            workers=workers,
-            registry=manager.registry,
-        )
-    )
+    add_controller(manager, NAME, TTLAfterFinishedController, workers=workers)
