@@ -1,8 +1,10 @@
-"""kcm's shipped test kit: a fake clock, a fake event recorder, CRD manifests, and (through
-the pytest plugin) the embedded API server (``api_server`` and ``fake_clock`` fixtures)."""
+"""kcm's shipped test kit: a fake clock, a fake event recorder, CRD manifests, ``eventually``
+for state behind real I/O, and (through the pytest plugin) the embedded API server
+(``api_server`` and ``fake_clock`` fixtures)."""
 
 from ._clock import FakeClock as FakeClock
 from ._crd import crd_manifest as crd_manifest
+from ._eventually import eventually as eventually
 from ._recorder import FakeRecorder as FakeRecorder
 
-__all__ = ["FakeClock", "FakeRecorder", "crd_manifest"]
+__all__ = ["FakeClock", "FakeRecorder", "crd_manifest", "eventually"]

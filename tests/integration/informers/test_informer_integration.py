@@ -17,7 +17,7 @@ from kcm.models import PartialObjectMetadata, Unstructured, from_dict
 from kcm.models.apiextensions_v1 import CustomResourceDefinition
 from kcm.models.core_v1 import ConfigMap, Namespace
 from kcm.models.meta_v1 import ObjectMeta
-from kcm.testing import crd_manifest
+from kcm.testing import crd_manifest, eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -30,12 +30,6 @@ async def cluster() -> AsyncIterator[tuple[ApiServer, ApiClient]]:
 
 def fast_backoff() -> Backoff:
     return Backoff(initial=0.01, cap=0.05)
-
-
-async def until(cond: Callable[[], bool]) -> None:
-    """Poll ``cond()`` until it holds; callers put a deadline around it."""
-    while not cond():  # noqa: ASYNC110 (a condition over informer state, no event to wait on)
-        await anyio.sleep(0.01)
 
 
 async def write(op: Callable[[], Awaitable[Any]]) -> Any:
@@ -85,31 +79,31 @@ async def test_informer_syncs_follows_and_recovers_from_faults(watch_list: bool)
                 c1 = informer.lister().get("default", "c1")
                 await api.update(c1, ConfigMap(metadata=c1.metadata, data={"v": "1"}))
                 await api.delete("c2")
-                await until(lambda: ("delete", "c2") in seen)
+                await eventually(lambda: ("delete", "c2") in seen)
                 # closed watches: re-watch, no relist
                 relists = informer.reflector.relists
                 server.faults.close_watches()
                 await api.create(ConfigMap(metadata=ObjectMeta(name="after-close")))
-                await until(lambda: ("add", "after-close") in seen)
+                await eventually(lambda: ("add", "after-close") in seen)
                 assert informer.reflector.relists == relists
                 # compaction + closed watch: 410, relist at the last RV
                 await api.delete("c3")
                 server.faults.compact()
                 server.faults.close_watches()
                 await api.create(ConfigMap(metadata=ObjectMeta(name="after-compact")))
-                await until(lambda: ("add", "after-compact") in seen)
+                await eventually(lambda: ("add", "after-compact") in seen)
                 # error bursts
                 server.faults.fail_next(3, code=500)
                 server.faults.close_watches()
                 await write(lambda: api.create(ConfigMap(metadata=ObjectMeta(name="after-500"))))
-                await until(lambda: ("add", "after-500") in seen)
+                await eventually(lambda: ("add", "after-500") in seen)
                 # restart: history gone, clients relist
                 await server.restart()
                 await api.delete("c4")
                 await api.create(ConfigMap(metadata=ObjectMeta(name="after-restart")))
-                await until(lambda: ("add", "after-restart") in seen)
+                await eventually(lambda: ("add", "after-restart") in seen)
                 want = await server_state(client)
-                await until(lambda: cache_state(informer) == want)
+                await eventually(lambda: cache_state(informer) == want)
             tg.cancel_scope.cancel()
         assert seen.count(("delete", "c2")) == 1
         assert ("delete", "c3") in seen
@@ -205,7 +199,7 @@ async def test_malformed_line_is_reported_and_the_informer_relists_without_loss(
                 await api.create(ConfigMap(metadata=ObjectMeta(name="c")))  # missed: relisted
                 await api.delete("a")
                 want = await server_state(client)
-                await until(lambda: cache_state(informer) == want)
+                await eventually(lambda: cache_state(informer) == want)
             tg.cancel_scope.cancel()
         assert [type(e) for e in errors] == [WatchDecodeError]
         assert "not a watch event" in str(errors[0])
@@ -235,7 +229,7 @@ async def test_unstructured_informer_for_a_crd() -> None:
                 assert isinstance(w1, Unstructured)
                 assert w1["spec"]["size"] == 3
                 await widgets.patch("w1", {"spec": {"size": 4}})
-                await until(lambda: sizes == [4])
+                await eventually(lambda: sizes == [4])
             tg.cancel_scope.cancel()
         with pytest.raises(TypeError, match="does not support item assignment"):
             w1["spec"]["size"] = 5  # cached objects are immutable

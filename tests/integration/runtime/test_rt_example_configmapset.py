@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import inspect
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -18,7 +16,7 @@ from kcm.errors import NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ConfigMap, Event, Namespace, ObjectKey, ObjectMeta, OwnerReference
 from kcm.runtime import Manager
-from kcm.testing import FakeRecorder
+from kcm.testing import FakeRecorder, eventually
 
 ROOT = Path(__file__).resolve().parents[3]
 if str(ROOT) not in sys.path:  # `pytest` without `python -m`: make `examples` importable
@@ -33,18 +31,6 @@ from examples.configmapset.api import FINALIZER, NAME_LABEL, NAMESPACE_LABEL  # 
 from examples.configmapset.main import apply_example  # noqa: E402
 
 pytestmark = pytest.mark.anyio
-
-
-async def eventually(check: Callable[[], object], within: float = 10.0) -> None:
-    """Poll a condition (a plain or async function) that depends on HTTP round trips."""
-    with anyio.fail_after(within):
-        while True:
-            result = check()
-            if inspect.isawaitable(result):
-                result = await result
-            if result:
-                return
-            await anyio.sleep(0.02)
 
 
 async def stamped_namespaces(client: ApiClient) -> set[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 
 import anyio
 import httpx
@@ -18,7 +17,7 @@ from kcm.models.coordination_v1 import Lease
 from kcm.models.core_v1 import ConfigMap
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.runtime import LeaderElectionOptions, Manager, Request, Result
-from kcm.testing import FakeClock
+from kcm.testing import FakeClock, eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -56,13 +55,6 @@ def wire(manager: Manager, client: ApiClient, gate: anyio.Event | None = None) -
     return recorder
 
 
-async def until(predicate: Callable[[], object], within: float = 5.0) -> None:
-    """Poll a condition that depends on real I/O (HTTP round trips) with a deadline."""
-    with anyio.fail_after(within):
-        while not predicate():  # noqa: ASYNC110 - the state changes behind HTTP round trips
-            await anyio.sleep(0.01)
-
-
 async def test_readyz_fails_until_caches_sync_and_metrics_are_served(
     api_server: ApiServer,
 ) -> None:
@@ -79,7 +71,7 @@ async def test_readyz_fails_until_caches_sync_and_metrics_are_served(
         recorder = wire(manager, client)
         async with anyio.create_task_group() as tg:
             tg.start_soon(manager.run)
-            await until(lambda: manager.health_port is not None)
+            await eventually(lambda: manager.health_port is not None)
             base = f"http://127.0.0.1:{manager.health_port}"
             async with httpx.AsyncClient(base_url=base) as http:
                 ready = await http.get("/readyz")
@@ -99,7 +91,7 @@ async def test_readyz_fails_until_caches_sync_and_metrics_are_served(
                 await admin.api(ConfigMap, "default").create(
                     ConfigMap(metadata=ObjectMeta(name="web"), data={"a": "1"})
                 )
-                await until(lambda: len(recorder.finished) >= 1)
+                await eventually(lambda: len(recorder.finished) >= 1)
                 metrics = (await http.get("/metrics")).text
                 assert (
                     'controller_runtime_reconcile_total{controller="configmap",result="success"}'
@@ -142,10 +134,10 @@ async def test_a_standby_manager_does_not_reconcile_until_it_takes_over(
             with anyio.fail_after(5):
                 await a.wait_elected()
             await tg.start(b.run)  # b's caches sync; its first try finds a's lease held
-            await until(lambda: b.elector is not None and b.elector.leader == "a")
+            await eventually(lambda: b.elector is not None and b.elector.leader == "a")
             await api.create(ConfigMap(metadata=ObjectMeta(name="x"), data={"v": "1"}))
-            await until(lambda: len(rec_a.finished) >= 1)
-            await until(
+            await eventually(lambda: len(rec_a.finished) >= 1)
+            await eventually(
                 lambda: b.factory.lister_for(ConfigMap).get_or_none("default", "x") is not None
             )
             assert rec_b.calls == []  # b has the object cached, but does not reconcile it
@@ -165,7 +157,7 @@ async def test_a_standby_manager_does_not_reconcile_until_it_takes_over(
             await clock.advance(4.4)  # b's next (jittered) retry finds the lease free
             with anyio.fail_after(5):
                 await b.wait_elected()
-            await until(lambda: len(rec_b.finished) >= 1)
+            await eventually(lambda: len(rec_b.finished) >= 1)
             assert rec_b.finished[0] == ("default", "x")
             lease = await lease_api.get("pair")
             assert lease.spec is not None
@@ -248,7 +240,7 @@ async def test_cache_sync_timeout_stops_the_manager(api_server: ApiServer) -> No
             await clock.advance(29)
             assert errors == []
             await clock.advance(1)
-            await until(lambda: bool(errors))
+            await eventually(lambda: bool(errors))
         assert "did not sync within 30" in str(errors[0])
         api_server.faults.heal()
 
@@ -269,7 +261,7 @@ async def test_cancelling_while_caches_sync_returns_promptly(api_server: ApiServ
         with anyio.fail_after(5):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(manager.run)
-                await until(lambda: manager.health_port is not None)
+                await eventually(lambda: manager.health_port is not None)
                 tg.cancel_scope.cancel()
         assert log == []
         assert manager.health_port is None  # the endpoint is closed again

@@ -3,7 +3,7 @@ embedded API server with a fake clock, and pod builders."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -25,13 +25,6 @@ class Sim:
     clock: FakeClock
     cluster: SimulatedCluster
     factory: SharedInformerFactory
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], within: float = 10.0) -> None:
-    """Poll ``check`` (it reads the API server) until true; fail after ``within`` real s."""
-    with anyio.fail_after(within):
-        while not await check():  # noqa: ASYNC110 - the state lives in the API server
-            await anyio.sleep(0.01)
 
 
 @asynccontextmanager

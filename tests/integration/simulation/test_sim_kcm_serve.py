@@ -16,13 +16,13 @@ import anyio
 import httpx
 import pytest
 import yaml
-from sim_harness import eventually
 
 from kcm.apiserver import ApiServer
 from kcm.cli._flags import parse_run_args
 from kcm.cli._run import DataDirLocked, _lock_data_dir, serve
 from kcm.client import ApiClient, load_kubeconfig
 from kcm.models import Container, Lease, LeaseSpec, Node, ObjectMeta, Pod, PodSpec
+from kcm.testing import eventually
 
 pytestmark = pytest.mark.anyio
 

@@ -4,7 +4,7 @@ ReplicaSet change it observes."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,6 +14,7 @@ import httpx
 import msgspec
 from anyio.abc import TaskStatus
 from controller_quiesce import quiesce
+from held_stream import HeldStream
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient, PatchType
@@ -75,13 +76,6 @@ async def set_image(client: ApiClient, name: str, image: str) -> Deployment:
     body = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": image}]}}}}
     api = client.api(Deployment, NS)
     return await api.patch(name, body, patch_type=PatchType.STRATEGIC)
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], within: float = 10.0) -> None:
-    """Poll ``check`` (it reads the API server) until it is true; fail after ``within`` s."""
-    with anyio.fail_after(within):
-        while not await check():  # noqa: ASYNC110 - the state lives behind the API
-            await anyio.sleep(0.02)
 
 
 async def replica_sets(client: ApiClient) -> list[ReplicaSet]:
@@ -203,32 +197,6 @@ class FakeReplicaSets:
             self.in_flight -= 1
 
 
-class _HeldStream(httpx.AsyncByteStream):
-    """A response stream whose chunks wait while ``gate()`` returns an unset Event."""
-
-    def __init__(self, inner: Any, gate: Callable[[], anyio.Event | None]) -> None:
-        self._inner = inner
-        self._gate = gate
-        self._it: Any = None
-
-    def __aiter__(self) -> _HeldStream:
-        self._it = self._inner.__aiter__()
-        return self
-
-    async def __anext__(self) -> bytes:
-        chunk: bytes = await self._it.__anext__()
-        gate = self._gate()
-        if gate is not None:
-            await gate.wait()
-        return chunk
-
-    async def aclose(self) -> None:
-        it, self._it = self._it, None
-        if it is not None and hasattr(it, "aclose"):
-            await it.aclose()
-        await self._inner.aclose()
-
-
 @dataclass
 class ReplicaSetTap(httpx.AsyncBaseTransport):
     """Between a client and the server: fails ReplicaSet creates on demand and can hold the
@@ -267,7 +235,7 @@ class ReplicaSetTap(httpx.AsyncBaseTransport):
             return httpx.Response(
                 response.status_code,
                 headers=response.headers,
-                stream=_HeldStream(response.stream, lambda: self.watch_gate),
+                stream=HeldStream(response.stream, lambda: self.watch_gate),
                 extensions=response.extensions,
             )
         return response

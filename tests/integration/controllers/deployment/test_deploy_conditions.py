@@ -12,7 +12,6 @@ from deploy_harness import (
     complete,
     condition,
     delete_terminating_pods,
-    eventually,
     make_deployment,
     mark_pods_ready,
     replica_sets,
@@ -36,7 +35,7 @@ from kcm.models.apps_v1 import Deployment, ReplicaSet, ReplicaSetSpec
 from kcm.models.core_v1 import Pod
 from kcm.models.meta_v1 import LabelSelector, ObjectMeta
 from kcm.runtime import Result, TerminalError
-from kcm.testing import FakeClock, FakeRecorder
+from kcm.testing import FakeClock, FakeRecorder, eventually
 
 pytestmark = pytest.mark.anyio
 

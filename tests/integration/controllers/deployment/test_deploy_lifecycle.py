@@ -13,7 +13,6 @@ from deploy_harness import (
     ReplicaSetTap,
     complete,
     condition,
-    eventually,
     make_deployment,
     replica_sets,
     running,
@@ -27,7 +26,7 @@ from kcm.informers import SharedInformerFactory
 from kcm.models.apps_v1 import Deployment, ReplicaSet
 from kcm.models.core_v1 import Pod
 from kcm.simulation import SimulatedCluster, SimulationConfig
-from kcm.testing import FakeRecorder
+from kcm.testing import FakeRecorder, eventually
 
 pytestmark = pytest.mark.anyio
 

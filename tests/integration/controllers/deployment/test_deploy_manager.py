@@ -6,7 +6,7 @@ from __future__ import annotations
 import anyio
 import msgspec
 import pytest
-from deploy_harness import NS, complete, eventually, make_deployment, mark_pods_ready
+from deploy_harness import NS, complete, make_deployment, mark_pods_ready
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
@@ -14,6 +14,7 @@ from kcm.controllers import deployment, replicaset
 from kcm.models.apps_v1 import Deployment
 from kcm.models.core_v1 import Event
 from kcm.runtime import Manager
+from kcm.testing import eventually
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,6 @@ from deploy_harness import (
     NS,
     complete,
     condition,
-    eventually,
     make_deployment,
     replica_sets,
     running,
@@ -26,6 +25,7 @@ from kcm.controllers.deployment import (
 from kcm.models.apps_v1 import Deployment, ReplicaSet
 from kcm.models.core_v1 import Container, Pod, PodSpec, PodStatus
 from kcm.models.meta_v1 import ObjectMeta, OwnerReference
+from kcm.testing import eventually
 
 pytestmark = pytest.mark.anyio
 

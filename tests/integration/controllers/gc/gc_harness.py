@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -15,13 +15,6 @@ from kcm.errors import NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import Unstructured, resource_info_for
 from kcm.models.meta_v1 import ObjectMeta, OwnerReference
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], within: float = 10.0) -> None:
-    """Poll ``check`` (it reads the API server) until it is true; fail after ``within`` s."""
-    with anyio.fail_after(within):
-        while not await check():  # noqa: ASYNC110 - the state lives in another process's API
-            await anyio.sleep(0.02)
 
 
 async def gone(api: Any, name: str) -> bool:

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-from gc_harness import eventually, gone, owner_ref, running
+from gc_harness import gone, owner_ref, running
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
@@ -16,7 +16,7 @@ from kcm.controllers.garbagecollector import GarbageCollectorController
 from kcm.informers import SharedInformerFactory
 from kcm.models.core_v1 import ConfigMap, Secret
 from kcm.models.meta_v1 import ObjectMeta, OwnerReference
-from kcm.testing import FakeRecorder
+from kcm.testing import FakeRecorder, eventually
 
 pytestmark = pytest.mark.anyio
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gc_harness import eventually, gone, owner_ref, running
+from gc_harness import gone, owner_ref, running
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
@@ -16,7 +16,7 @@ from kcm.models.apiextensions_v1 import CustomResourceDefinition
 from kcm.models.core_v1 import ConfigMap, Namespace
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.models.rbac_v1 import ClusterRole
-from kcm.testing import FakeRecorder, crd_manifest
+from kcm.testing import FakeRecorder, crd_manifest, eventually
 
 pytestmark = pytest.mark.anyio
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import msgspec
 import pytest
-from gc_harness import eventually, gone, owner_ref
+from gc_harness import gone, owner_ref
 
 import kcm.runtime
 from kcm.apiserver import ApiServer
@@ -13,7 +13,7 @@ from kcm.client import ApiClient
 from kcm.controllers import garbagecollector, namespace, podgc
 from kcm.models.core_v1 import ConfigMap, Container, Namespace, Pod, PodSpec
 from kcm.models.meta_v1 import ObjectMeta
-from kcm.testing import FakeClock
+from kcm.testing import FakeClock, eventually
 
 pytestmark = pytest.mark.anyio
 

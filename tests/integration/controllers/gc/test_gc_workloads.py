@@ -10,7 +10,7 @@ import anyio
 import httpx
 import msgspec
 import pytest
-from gc_harness import eventually, owner_ref, running
+from gc_harness import owner_ref, running
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
@@ -21,7 +21,7 @@ from kcm.models import PartialObjectMetadata
 from kcm.models.apps_v1 import Deployment, DeploymentSpec, ReplicaSet, ReplicaSetSpec
 from kcm.models.core_v1 import Container, Pod, PodSpec, PodTemplateSpec
 from kcm.models.meta_v1 import LabelSelector, ObjectMeta
-from kcm.testing import FakeRecorder
+from kcm.testing import FakeRecorder, eventually
 
 pytestmark = pytest.mark.anyio
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import anyio
 import pytest
-from gc_harness import eventually, gone, running
+from gc_harness import gone, running
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
@@ -16,7 +16,7 @@ from kcm.models import Unstructured, from_dict
 from kcm.models.apiextensions_v1 import CustomResourceDefinition
 from kcm.models.core_v1 import ConfigMap, Container, Namespace, NamespaceSpec, Pod, PodSpec
 from kcm.models.meta_v1 import ObjectMeta
-from kcm.testing import FakeClock, FakeRecorder, crd_manifest
+from kcm.testing import FakeClock, FakeRecorder, crd_manifest, eventually
 
 pytestmark = pytest.mark.anyio
 

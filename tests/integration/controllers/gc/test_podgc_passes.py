@@ -6,7 +6,7 @@ from typing import Any
 
 import anyio
 import pytest
-from gc_harness import eventually, running
+from gc_harness import running
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
@@ -24,7 +24,7 @@ from kcm.models.core_v1 import (
     Taint,
 )
 from kcm.models.meta_v1 import ObjectMeta
-from kcm.testing import FakeClock, FakeRecorder
+from kcm.testing import FakeClock, FakeRecorder, eventually
 
 pytestmark = pytest.mark.anyio
 

@@ -83,15 +83,6 @@ class Env:
         return await self.jobs.get(name)
 
 
-async def until(check: Callable[[], Awaitable[bool]], *, limit: float = 10.0) -> None:
-    """Poll ``check`` in real time until it is true; fail after ``limit`` seconds."""
-    with anyio.fail_after(limit):
-        while True:
-            if await check():
-                return
-            await anyio.sleep(0.01)
-
-
 def job_manifest(name: str, *, restart_policy: str = "Never", **spec: Any) -> Job:
     template = PodTemplateSpec(
         metadata=ObjectMeta(labels={"app": name}),

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import anyio
 import msgspec
 import pytest
-from jobs_harness import NS, running, until
+from jobs_harness import NS, running
 from test_cj_schedule import _has_event, cj_controller, cronjob, jobs_of, wait_jobs
 
 from kcm.apiserver import ApiServer
@@ -22,7 +22,7 @@ from kcm.models.batch_v1 import CronJob, Job
 from kcm.models.core_v1 import Namespace, Pod
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.runtime import Manager
-from kcm.testing import FakeClock
+from kcm.testing import FakeClock, eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -121,7 +121,7 @@ async def test_cronjob_job_and_ttl_controllers_together_under_a_manager() -> Non
                 found[:] = (await pods.list(label_selector="app=nightly")).items
                 return bool(found)
 
-            await until(pod_running)
+            await eventually(pod_running)
             job_name = (found[0].metadata.labels or {})["job-name"]
             await pods.patch_status(str(found[0].metadata.name), {"status": {"phase": "Succeeded"}})
 
@@ -129,7 +129,7 @@ async def test_cronjob_job_and_ttl_controllers_together_under_a_manager() -> Non
                 cj = await cronjobs.get("nightly")
                 return bool(cj.status and cj.status.last_successful_time and not cj.status.active)
 
-            await until(succeeded)
+            await eventually(succeeded)
             await clock.advance(30)
 
             async def cleaned_up() -> bool:
@@ -139,7 +139,7 @@ async def test_cronjob_job_and_ttl_controllers_together_under_a_manager() -> Non
                     return True
                 return job.metadata.deletion_timestamp is not None  # foreground: GC finishes
 
-            await until(cleaned_up)
+            await eventually(cleaned_up)
             tg.cancel_scope.cancel()
             with anyio.CancelScope(shield=True):
                 await clock.advance(31)

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-from jobs_harness import NS, Env, condition, job_manifest, running, until
+from jobs_harness import NS, Env, condition, job_manifest, running
 from test_job_basic import job_controller, wait_active
 
 from kcm.apiserver import ApiServer
@@ -21,7 +21,7 @@ from kcm.models.batch_v1 import Job
 from kcm.models.core_v1 import Container, Event, Namespace, Pod, PodSpec
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.runtime import Manager
-from kcm.testing import FakeClock
+from kcm.testing import FakeClock, eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -119,7 +119,7 @@ async def test_add_to_manager_runs_job_and_ttl_controllers_with_real_events() ->
                 found[:] = (await pods.list(label_selector="job-name=managed")).items
                 return bool(found)
 
-            await until(pod_created)
+            await eventually(pod_created)
             await pods.patch_status(str(found[0].metadata.name), {"status": {"phase": "Succeeded"}})
 
             async def complete() -> bool:
@@ -129,8 +129,8 @@ async def test_add_to_manager_runs_job_and_ttl_controllers_with_real_events() ->
                 events = (await client.api(Event, NS).list()).items
                 return any(e.reason == "SuccessfulCreate" for e in events)
 
-            await until(complete)
-            await until(event_written)
+            await eventually(complete)
+            await eventually(event_written)
             await clock.advance(5)
 
             async def deleted() -> bool:
@@ -140,7 +140,7 @@ async def test_add_to_manager_runs_job_and_ttl_controllers_with_real_events() ->
                     return True
                 return job.metadata.deletion_timestamp is not None
 
-            await until(deleted)
+            await eventually(deleted)
             tg.cancel_scope.cancel()
             with anyio.CancelScope(shield=True):
                 await clock.advance(31)

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,6 +19,7 @@ import anyio
 import httpx
 import msgspec
 from controller_quiesce import quiesce
+from held_stream import HeldStream
 from prometheus_client import CollectorRegistry
 
 from kcm.apiserver import ApiServer
@@ -44,40 +45,6 @@ def bare_pod(name: str, labels: dict[str, str] | None = None, **spec: Any) -> Po
         metadata=ObjectMeta(name=name, labels=labels or dict(LABELS)),
         spec=PodSpec(containers=[Container(name="c", image="nginx")], **spec),
     )
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], within: float = 10.0) -> None:
-    """Poll ``check`` (it reads the API server) until it is true; fail after ``within`` s."""
-    with anyio.fail_after(within):
-        while not await check():  # noqa: ASYNC110 - the state lives in the API server
-            await anyio.sleep(0.01)
-
-
-class _HeldStream(httpx.AsyncByteStream):
-    """A response stream whose chunks wait for ``gate()`` (no async generator of its own, so
-    an abandoned watch closes the inner stream cleanly on trio too)."""
-
-    def __init__(self, inner: Any, gate: Callable[[], anyio.Event | None]) -> None:
-        self._inner = inner
-        self._gate = gate
-        self._it: Any = None
-
-    def __aiter__(self) -> _HeldStream:
-        self._it = self._inner.__aiter__()
-        return self
-
-    async def __anext__(self) -> bytes:
-        chunk: bytes = await self._it.__anext__()
-        gate = self._gate()
-        if gate is not None:
-            await gate.wait()
-        return chunk
-
-    async def aclose(self) -> None:
-        it, self._it = self._it, None
-        if it is not None and hasattr(it, "aclose"):
-            await it.aclose()
-        await self._inner.aclose()
 
 
 @dataclass
@@ -129,7 +96,7 @@ class Tap(httpx.AsyncBaseTransport):
             return httpx.Response(
                 response.status_code,
                 headers=response.headers,
-                stream=_HeldStream(response.stream, lambda: self.pod_watch_gate),
+                stream=HeldStream(response.stream, lambda: self.pod_watch_gate),
                 extensions=response.extensions,
             )
         return response

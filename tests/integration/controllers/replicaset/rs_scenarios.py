@@ -18,7 +18,6 @@ from rs_harness import (
     NS,
     Running,
     bare_pod,
-    eventually,
     owned_by,
     running,
     set_phase,
@@ -46,7 +45,7 @@ from kcm.models.core_v1 import (
 )
 from kcm.models.meta_v1 import LabelSelector, ObjectMeta
 from kcm.runtime import new_controller_ref
-from kcm.testing import FakeClock
+from kcm.testing import FakeClock, eventually
 
 
 @dataclass(frozen=True)

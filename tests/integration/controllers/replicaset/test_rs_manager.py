@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import msgspec
 import pytest
-from rs_harness import NS, eventually, owned_by
+from rs_harness import NS, owned_by
 from rs_scenarios import RC, RS
 
 from kcm.apiserver import ApiServer
@@ -13,6 +13,7 @@ from kcm.client import ApiClient
 from kcm.controllers import replicaset, replicationcontroller
 from kcm.models.core_v1 import Pod
 from kcm.runtime import Manager
+from kcm.testing import eventually
 
 pytestmark = pytest.mark.anyio
 
