@@ -1,6 +1,5 @@
-"""Makes ``controller_quiesce`` and ``held_stream`` (shared by the controller integration
-tests) importable from each test directory below this one (they import their own harness
-modules by plain name)."""
+"""Makes ``held_stream`` (shared by the controller integration tests) importable from each
+test directory below this one (they import their own harness modules by plain name)."""
 
 from __future__ import annotations
 

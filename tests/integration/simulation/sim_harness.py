@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+from controller_quiesce import quiesce
 
 from kcm.apiserver import ApiServer
 from kcm.client import Api, ApiClient
@@ -25,6 +26,12 @@ class Sim:
     clock: FakeClock
     cluster: SimulatedCluster
     factory: SharedInformerFactory
+
+    async def quiesce(self) -> None:
+        """Wait until the scheduler and kubelet have acted on everything due so far (no fake
+        time passes): before a negative check such as "still Pending"."""
+        controllers = [self.cluster.scheduler.controller, self.cluster.kubelet.controller]
+        await quiesce(controllers, self.factory, self.client, clock=self.clock)
 
 
 @asynccontextmanager

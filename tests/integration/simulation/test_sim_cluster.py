@@ -77,6 +77,7 @@ async def test_a_pod_is_bound_then_running_then_ready_on_the_fake_clock(
         await eventually(timing)
         assert kubelet.stage_since(key) == ("pending", sim.clock.monotonic())
         await sim.clock.advance(1.9)
+        await sim.quiesce()
         assert phase(await sim.pods.get("web")) == "Pending"  # not yet: 2 s start delay
         await sim.clock.advance(0.1)
 
@@ -103,6 +104,7 @@ async def test_a_pod_is_bound_then_running_then_ready_on_the_fake_clock(
         assert p.status is not None
         assert all(s.ready for s in p.status.container_statuses or [])
         await sim.clock.advance(3600)  # restartPolicy Always: runs until deleted
+        await sim.quiesce()
         assert phase(await sim.pods.get("web")) == "Running"
 
 
@@ -248,6 +250,7 @@ async def test_requests_selectors_and_other_schedulers(api_server: ApiServer) ->
         assert picky.spec is not None
         assert picky.spec.node_name == "kcm-node-2"
         await sim.clock.advance(10)
+        await sim.quiesce()
         mine = await sim.pods.get("mine")
         assert mine.spec is not None
         assert not mine.spec.node_name

@@ -1,0 +1,12 @@
+"""Makes ``controller_quiesce`` (shared by the controller and simulation integration tests)
+importable from each test directory below this one (they import helper modules by plain
+name)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
