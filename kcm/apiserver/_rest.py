@@ -32,6 +32,9 @@ __all__ = ["Rest", "format_time"]
 
 _TOP_LEVEL_SKIP = ("metadata", "status", "apiVersion", "kind")
 # kinds whose status is reset on create (the strategy's PrepareForCreate); Node keeps its status
+_GENERATE_NAME_DRAWS = 8
+"""How many names a ``generateName`` create tries before AlreadyExists (kube's 1 + 7 retries)."""
+
 _KEEP_STATUS_ON_CREATE = {("", "Node"), ("", "PersistentVolume")}
 _RETURN_DELETED = {("", "pods"), ("", "namespaces"), ("", "services")}
 
@@ -261,7 +264,7 @@ class Rest:
             meta.pop("namespace", None)
         if not meta.get("name"):
             if meta.get("generateName"):
-                meta["name"] = generate_name(meta["generateName"])
+                meta["name"] = self._free_generated_name(res, meta)
             else:
                 raise StatusError.invalid(
                     res.group,
@@ -287,6 +290,18 @@ class Rest:
         created = self.store.create(res.storage_key, obj)
         self._after_write(res, created)
         return self.present(res, created)
+
+    def _free_generated_name(self, res: Resource, meta: Obj) -> str:
+        """A name from ``generateName``, drawn again while it is taken (kube-apiserver's
+        RetryGenerateName: up to 8 draws; a name still taken then answers AlreadyExists).
+        Five random characters (27^5 names) collide in about one of a hundred 500-pod
+        ReplicaSets."""
+        name = generate_name(meta["generateName"])
+        for _ in range(_GENERATE_NAME_DRAWS - 1):
+            if self.store.get(res.storage_key, meta.get("namespace", ""), name) is None:
+                break
+            name = generate_name(meta["generateName"])
+        return name
 
     def _prepare_create(self, res: Resource, obj: Obj) -> None:
         meta = obj["metadata"]

@@ -95,6 +95,34 @@ async def test_generate_name_and_conflicts(http: httpx.AsyncClient) -> None:
     assert body["details"] == {"name": name, "kind": "configmaps"}
 
 
+async def test_a_generated_name_that_is_taken_is_drawn_again(
+    http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kube-apiserver's RetryGenerateName: a taken generated name is drawn again, up to 8
+    draws in all; only then does the create answer AlreadyExists."""
+    from kcm.apiserver import _rest
+
+    assert (await http.post(CM, json=cm("gen-taken"))).status_code == 201
+    draws: list[str] = []
+
+    def draw(prefix: str) -> str:
+        draws.append(prefix)
+        return f"{prefix}taken" if len(draws) < 3 else f"{prefix}free{len(draws)}"
+
+    monkeypatch.setattr(_rest, "generate_name", draw)
+    r = await http.post(CM, json={"metadata": {"generateName": "gen-"}})
+    assert r.status_code == 201
+    assert r.json()["metadata"]["name"] == "gen-free3"
+    assert draws == ["gen-"] * 3
+
+    draws.clear()
+    monkeypatch.setattr(_rest, "generate_name", lambda prefix: draws.append(prefix) or "gen-taken")
+    r = await http.post(CM, json={"metadata": {"generateName": "gen-"}})
+    assert r.status_code == 409
+    assert r.json()["reason"] == "AlreadyExists"
+    assert len(draws) == 8
+
+
 async def test_namespace_must_exist_and_name_is_validated(http: httpx.AsyncClient) -> None:
     r = await http.post("/api/v1/namespaces/nope/configmaps", json=cm("a"))
     assert r.status_code == 404
