@@ -64,8 +64,9 @@ class ListStep:
 
 @dataclass
 class WatchStep:
-    events: Sequence[WatchEvent[ConfigMap] | Exception | float] = ()
-    """Events to send; an exception is raised there; a number sleeps that long (virtual)."""
+    events: Sequence[WatchEvent[ConfigMap] | Exception | float | anyio.Event] = ()
+    """Events to send; an exception is raised there; a number sleeps that long (virtual); an
+    ``anyio.Event`` waits until the test sets it."""
     open_error: Exception | None = None
     end_error: Exception | None = None
     duration: float = 5.0
@@ -144,6 +145,9 @@ class ScriptedListerWatcher:
             await anyio.lowlevel.checkpoint()
             if isinstance(item, float | int):
                 await self.clock.sleep(item)
+                continue
+            if isinstance(item, anyio.Event):
+                await item.wait()
                 continue
             if isinstance(item, Exception):
                 raise item

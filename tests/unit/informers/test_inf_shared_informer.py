@@ -68,10 +68,16 @@ class World:
 
 
 async def test_handlers_see_list_then_watch_events_after_the_cache() -> None:
+    looked = anyio.Event()  # no watch event lands before on_started has looked at the cache
     w = World(
         ListStep([cm("a", 1), cm("b", 2)], rv="10"),
         WatchStep(
-            [ev("ADDED", cm("c", 11)), ev("MODIFIED", cm("a", 12)), ev("DELETED", cm("b", 13))],
+            [
+                looked,
+                ev("ADDED", cm("c", 11)),
+                ev("MODIFIED", cm("a", 12)),
+                ev("DELETED", cm("b", 13)),
+            ],
             hold=True,
         ),
     )
@@ -85,8 +91,13 @@ async def test_handlers_see_list_then_watch_events_after_the_cache() -> None:
     w.informer.add_event_handler(rec)
     w.informer.add_event_handler(on_add=on_add)
     started_with: list[str] = []
-    await w.play(on_started=lambda: started_with.extend(names(lister.list())))
-    assert {"a", "b"} <= set(started_with)  # tg.start returns once the list is cached
+
+    def on_started() -> None:
+        started_with.extend(names(lister.list()))
+        looked.set()
+
+    await w.play(on_started=on_started)
+    assert sorted(started_with) == ["a", "b"]  # tg.start returns once the list is cached
     assert sorted(rec.events[:2]) == [("add", "a", "1", True), ("add", "b", "2", True)]
     assert rec.events[2:] == [
         ("add", "c", "11", False),
