@@ -43,6 +43,7 @@ from kcm.informers import SharedInformerFactory
 from kcm.models.apps_v1 import Deployment, DeploymentSpec, ReplicaSet
 from kcm.models.core_v1 import Container, Namespace, Pod, PodSpec, PodTemplateSpec
 from kcm.models.meta_v1 import LabelSelector, ObjectMeta
+from kcm.testing import client_config_for
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "controllers_scale.json"
@@ -93,7 +94,7 @@ async def run(deployments: int, replicas: int, namespaces: int, limit: float) ->
     sent = {"creates": 0, "kubelet": 0}
     timeline: list[tuple[float, int, int]] = []
     async with ApiServer() as server:
-        config = msgspec.structs.replace(server.client_config(), qps=-1)
+        config = msgspec.structs.replace(client_config_for(server), qps=-1)
         async with (
             ApiClient(config) as ctl_client,
             ApiClient(config) as script_client,

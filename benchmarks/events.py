@@ -35,6 +35,7 @@ from kcm.models import Unstructured
 from kcm.models.core_v1 import ConfigMap, Event, ObjectReference
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.runtime import EventBroadcaster, EventCorrelator
+from kcm.testing import client_config_for
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -82,7 +83,7 @@ class _NoSink:
 
 async def part2(n: int) -> dict[str, float]:
     async with ApiServer() as server:
-        config = msgspec.structs.replace(server.client_config(), qps=-1)  # no client rate limit
+        config = msgspec.structs.replace(client_config_for(server), qps=-1)  # no client rate limit
         async with ApiClient(config) as client:
             return await _write_rates(client, n)
 

@@ -34,7 +34,7 @@ from kcm.controllers.garbagecollector import GarbageCollectorController, Graph
 from kcm.informers import SharedInformerFactory
 from kcm.models.core_v1 import ConfigMap
 from kcm.models.meta_v1 import ObjectMeta, OwnerReference
-from kcm.testing import FakeRecorder
+from kcm.testing import FakeRecorder, client_config_for
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -82,7 +82,7 @@ def bench_graph(owners: int, per_owner: int) -> dict[str, float]:
 
 async def _cascade(n: int, policy: str) -> float:
     async with ApiServer() as server:
-        config = msgspec.structs.replace(server.client_config(), qps=-1)
+        config = msgspec.structs.replace(client_config_for(server), qps=-1)
         async with ApiClient(config) as client, anyio.create_task_group() as tg:
             factory = SharedInformerFactory(client)
             gc = GarbageCollectorController(client, factory, recorder=FakeRecorder(), workers=20)

@@ -40,6 +40,7 @@ from kcm.models import (
     from_dict,
 )
 from kcm.runtime import LeaderElectionOptions, Manager, run_until_signal
+from kcm.testing import client_config_for
 
 __all__ = ["apply_example", "main"]
 
@@ -118,7 +119,7 @@ async def run(args: argparse.Namespace) -> int:
             config = load_config(kubeconfig=args.kubeconfig)
         else:
             server = await stack.enter_async_context(ApiServer())
-            config = server.client_config()
+            config = client_config_for(server)
             print(f"started the embedded API server at {server.url}")
             if args.write_kubeconfig:
                 server.write_kubeconfig(args.write_kubeconfig)

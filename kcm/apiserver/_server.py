@@ -38,7 +38,7 @@ class ApiServer:
     serves until exit::
 
         async with ApiServer() as server:
-            config = server.client_config()
+            print(server.url)
             server.write_kubeconfig("kubeconfig")   # for kubectl --kubeconfig kubeconfig
 
     Args:
@@ -139,19 +139,6 @@ class ApiServer:
         scheme = "https" if self.tls else "http"
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{scheme}://{host}:{self.port}"
-
-    def client_config(self) -> Any:
-        """A ``kcm.client.ClientConfig`` for this server (a plain dict if kcm.client is absent)."""
-        fields: dict[str, Any] = {"server": self.url}
-        if self.token:
-            fields["token"] = self.token
-        if self.ca_pem is not None:
-            fields["certificate_authority_data"] = self.ca_pem
-        try:
-            from kcm.client import ClientConfig
-        except ImportError:
-            return fields
-        return ClientConfig(**fields, source="kcm.apiserver")
 
     def kubeconfig(self) -> dict[str, Any]:
         """A kubeconfig (as a dict) whose current context is this server."""

@@ -235,16 +235,17 @@ async def _connect(
     server's, started here, or the cluster's."""
     if embedded:
         from kcm.apiserver import ApiServer
+        from kcm.client import load_kubeconfig_dict
 
         stack.enter_context(_lock_data_dir(settings.data_dir))
         server = await stack.enter_async_context(
             ApiServer(data_dir=settings.data_dir, port=settings.apiserver_port)
         )
         if settings.leader_elect and settings.apiserver_port == 0:
-            await _release_stale_lease(server.client_config(), settings)
+            await _release_stale_lease(load_kubeconfig_dict(server.kubeconfig()), settings)
         server.write_kubeconfig(settings.kubeconfig_path)
         _banner(out, server.url, settings, simulate)
-        config, url = server.client_config(), server.url
+        config, url = load_kubeconfig_dict(server.kubeconfig()), server.url
     else:
         config = _client_config(settings, env)
         url = config.server

@@ -26,6 +26,7 @@ from ._config import ExecConfig as ExecConfig
 from ._config import in_cluster_config as in_cluster_config
 from ._config import load_config as load_config
 from ._config import load_kubeconfig as load_kubeconfig
+from ._config import load_kubeconfig_dict as load_kubeconfig_dict
 from ._discovery import DiscoveryResult as DiscoveryResult
 from ._discovery import server_preferred_resources as server_preferred_resources
 from ._jsonpatch import json_patch as json_patch
@@ -51,5 +52,6 @@ __all__ = [
     "json_patch",
     "load_config",
     "load_kubeconfig",
+    "load_kubeconfig_dict",
     "server_preferred_resources",
 ]

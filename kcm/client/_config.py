@@ -230,16 +230,42 @@ def load_kubeconfig(
     """
     explicit = kubeconfig is not None
     paths = _kubeconfig_paths(kubeconfig)
+    documents: list[tuple[Mapping[str, Any], Path]] = []
+    for path in paths:
+        if not explicit and not path.exists():
+            continue  # kubectl skips missing KUBECONFIG entries
+        documents.append((_read_yaml(path), path))
+    files = os.pathsep.join(str(p) for p in paths)
+    if not documents:
+        raise ConfigError(
+            "no kubeconfig found; set KUBECONFIG or pass kubeconfig=", path=files or None
+        )
+    return _from_documents(documents, context, files)
+
+
+def load_kubeconfig_dict(data: Mapping[str, Any], *, context: str | None = None) -> ClientConfig:
+    """Load a :class:`ClientConfig` from a kubeconfig already in memory (a parsed YAML mapping,
+    as ``kcm.apiserver.ApiServer.kubeconfig()`` returns). Relative file paths in it resolve
+    against the working directory.
+
+    Raises:
+        ConfigError: as :func:`load_kubeconfig` (the path in the message is ``<dict>``).
+    """
+    if not isinstance(data, Mapping):
+        raise ConfigError("kubeconfig must be a mapping (apiVersion: v1, kind: Config)")
+    return _from_documents([(data, Path.cwd() / "<dict>")], context, "<dict>")
+
+
+def _from_documents(
+    documents: Sequence[tuple[Mapping[str, Any], Path]], context: str | None, files: str
+) -> ClientConfig:
+    """Merge kubeconfig documents as kubectl does (the first definition of a name wins) and
+    build the selected context's configuration."""
     clusters: dict[str, tuple[dict[str, Any], Path]] = {}
     users: dict[str, tuple[dict[str, Any], Path]] = {}
     contexts: dict[str, tuple[dict[str, Any], Path]] = {}
     current: str | None = None
-    loaded: list[Path] = []
-    for path in paths:
-        if not explicit and not path.exists():
-            continue  # kubectl skips missing KUBECONFIG entries
-        data = _read_yaml(path)
-        loaded.append(path)
+    for data, path in documents:
         for key, value in _named(data, "clusters", "cluster", path).items():
             clusters.setdefault(key, value)
         for key, value in _named(data, "users", "user", path).items():
@@ -248,11 +274,6 @@ def load_kubeconfig(
             contexts.setdefault(key, value)
         if current is None and data.get("current-context"):
             current = str(data["current-context"])
-    files = os.pathsep.join(str(p) for p in paths)
-    if not loaded:
-        raise ConfigError(
-            "no kubeconfig found; set KUBECONFIG or pass kubeconfig=", path=files or None
-        )
     name = context or current
     if not name:
         raise ConfigError(

@@ -9,9 +9,11 @@ Fixtures are lazy: nothing starts unless a test asks for it.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import pytest
 
-from kcm.apiserver._pytest import api_server as api_server
+from kcm.apiserver import ApiServer
 
 from ._clock import FakeClock
 
@@ -22,3 +24,15 @@ __all__ = ["api_server", "fake_clock"]
 def fake_clock() -> FakeClock:
     """A :class:`kcm.testing.FakeClock` at virtual time 1000 s."""
     return FakeClock()
+
+
+@pytest.fixture
+async def api_server() -> AsyncIterator[ApiServer]:
+    """A fresh in-memory :class:`kcm.apiserver.ApiServer` on 127.0.0.1, per test.
+
+    Runs on the test's anyio backend (asyncio or trio); starting one takes a few milliseconds.
+    Use :func:`kcm.testing.client_config_for` for kcm's client and ``api_server.faults`` to
+    inject failures.
+    """
+    async with ApiServer() as server:
+        yield server

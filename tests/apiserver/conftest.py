@@ -14,7 +14,7 @@ import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from kcm.apiserver import ApiServer
-from kcm.apiserver._pytest import api_server as api_server
+from kcm.testing.pytest_plugin import api_server as api_server
 
 
 class SharedServer:

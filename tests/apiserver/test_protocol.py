@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from kcm.apiserver import ApiServer
-from kcm.testing import FakeClock, crd_manifest
+from kcm.testing import FakeClock, client_config_for, crd_manifest
 
 pytestmark = pytest.mark.anyio
 
@@ -627,7 +627,7 @@ async def test_tls_with_generated_ca(tmp_path: Path) -> None:
 
 
 async def test_client_config_points_at_the_server(api_server: ApiServer) -> None:
-    config = api_server.client_config()
+    config = client_config_for(api_server)
     server = config["server"] if isinstance(config, dict) else config.server
     assert server == api_server.url
 

@@ -31,6 +31,7 @@ from kcm.errors import AlreadyExists, InternalError, NotFound, TooManyRequests, 
 from kcm.informers import Backoff, SharedIndexInformer
 from kcm.models.core_v1 import ConfigMap
 from kcm.models.meta_v1 import ObjectMeta
+from kcm.testing import client_config_for
 
 NAMES = st.sampled_from([f"cm{i}" for i in range(6)])
 INFORMER_AGENT = "kcm-informer-under-test"
@@ -106,7 +107,7 @@ class InformerUnderFaults(RuleBasedStateMachine):
         self.portal = self._portal_cm.__enter__()
         self._server_cm = self.portal.wrap_async_context_manager(ApiServer())
         self.server = self._server_cm.__enter__()
-        config = msgspec.structs.replace(self.server.client_config(), qps=10_000.0, burst=10_000)
+        config = msgspec.structs.replace(client_config_for(self.server), qps=10_000.0, burst=10_000)
         self._client_cm = self.portal.wrap_async_context_manager(ApiClient(config))
         self.client = self._client_cm.__enter__()
         self.api = self.client.api(ConfigMap, "default")

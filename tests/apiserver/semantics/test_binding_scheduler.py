@@ -8,6 +8,7 @@ from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
 from kcm.errors import Conflict, NotFound
 from kcm.models import Binding, Container, ObjectMeta, ObjectReference, Pod, PodSpec, encode
+from kcm.testing import client_config_for
 
 pytestmark = pytest.mark.anyio
 
@@ -22,7 +23,7 @@ def binding(name: str, node: str) -> bytes:
 
 
 async def test_binding_sets_the_node_once(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         pods = client.api(Pod, namespace="default")
         await pods.create(
             Pod(

@@ -41,7 +41,7 @@ from kcm.models import (
     Unstructured,
 )
 from kcm.models.meta_v1 import Status
-from kcm.testing import crd_manifest
+from kcm.testing import client_config_for, crd_manifest
 
 pytestmark = pytest.mark.anyio
 
@@ -50,7 +50,7 @@ pytestmark = pytest.mark.anyio
 async def serve(**server_kw: Any) -> AsyncIterator[tuple[ApiServer, ApiClient]]:
     client_kw = server_kw.pop("client_kw", {})
     async with ApiServer(**server_kw) as server:
-        config = msgspec.structs.replace(server.client_config(), qps=-1)
+        config = msgspec.structs.replace(client_config_for(server), qps=-1)
         async with ApiClient(config, **client_kw) as client:
             yield server, client
 

@@ -17,14 +17,14 @@ from kcm.models import PartialObjectMetadata, Unstructured, from_dict
 from kcm.models.apiextensions_v1 import CustomResourceDefinition
 from kcm.models.core_v1 import ConfigMap, Namespace
 from kcm.models.meta_v1 import ObjectMeta
-from kcm.testing import crd_manifest, eventually
+from kcm.testing import client_config_for, crd_manifest, eventually
 
 pytestmark = pytest.mark.anyio
 
 
 @asynccontextmanager
 async def cluster() -> AsyncIterator[tuple[ApiServer, ApiClient]]:
-    async with ApiServer() as server, ApiClient(server.client_config()) as client:
+    async with ApiServer() as server, ApiClient(client_config_for(server)) as client:
         yield server, client
 
 

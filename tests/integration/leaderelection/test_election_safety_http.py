@@ -23,6 +23,7 @@ import pytest
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
 from kcm.leaderelection import LeaderElectionConfig, LeaderElector, LeaseLock
+from kcm.testing import client_config_for
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -83,7 +84,7 @@ class Cluster:
         task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
         config = msgspec.structs.replace(
-            self.server.client_config(), user_agent=f"kcm-test/{replica.name}", timeout=5.0
+            client_config_for(self.server), user_agent=f"kcm-test/{replica.name}", timeout=5.0
         )
         clock = SkewedClock(
             1 + self.rng.uniform(-MAX_RATE_SKEW, MAX_RATE_SKEW), self.rng.uniform(-3600, 3600)

@@ -24,7 +24,7 @@ from kcm.leaderelection import (
     MultiLock,
 )
 from kcm.models.coordination_v1 import Lease
-from kcm.testing import FakeClock
+from kcm.testing import FakeClock, client_config_for
 
 pytestmark = pytest.mark.anyio
 
@@ -43,7 +43,7 @@ def record(holder: str, transitions: int = 0) -> LeaderElectionRecord:
 
 @pytest.fixture
 async def client() -> AsyncIterator[ApiClient]:
-    async with ApiServer() as server, ApiClient(server.client_config()) as c:
+    async with ApiServer() as server, ApiClient(client_config_for(server)) as c:
         yield c
 
 

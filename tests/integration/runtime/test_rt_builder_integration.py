@@ -27,6 +27,7 @@ from kcm.runtime import (
     enqueue_object,
     label_selector,
 )
+from kcm.testing import client_config_for
 
 pytestmark = pytest.mark.anyio
 
@@ -73,7 +74,7 @@ def cm(name: str, v: str, **meta: object) -> ConfigMap:
 
 
 async def test_for_reconciles_created_updated_and_deleted_objects(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         api = client.api(ConfigMap, "default")
         await api.create(cm("existing", "0"))
         factory = SharedInformerFactory(client)
@@ -98,7 +99,7 @@ async def test_for_reconciles_created_updated_and_deleted_objects(api_server: Ap
 
 
 async def test_event_filter_and_owns(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         cms = client.api(ConfigMap, "default")
         secrets = client.api(Secret, "default")
         factory = SharedInformerFactory(client)
@@ -149,7 +150,7 @@ async def test_event_filter_and_owns(api_server: ApiServer) -> None:
 
 
 async def test_watches_with_mapper(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         factory = SharedInformerFactory(client)
         rec = Recorder(factory)
 
@@ -191,7 +192,7 @@ def test_builder_errors() -> None:
 
 
 async def test_manual_wiring_and_registration_removed_on_stop(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         factory = SharedInformerFactory(client)
         rec = Recorder(factory)
         controller: Controller[ObjectKey] = Controller("manual", rec)

@@ -21,6 +21,7 @@ from kcm.runtime import (
     recheck_deletion_timestamp,
 )
 from kcm.selectors import LabelSelector
+from kcm.testing import client_config_for
 
 pytestmark = pytest.mark.anyio
 
@@ -76,7 +77,7 @@ def manager(
 
 
 async def test_claim_adopts_keeps_releases_and_ignores(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         pods, rss = client.api(Pod, NS), client.api(ReplicaSet, NS)
         owner = await rss.create(replica_set())
         other = await rss.create(replica_set("other"))
@@ -112,7 +113,7 @@ async def test_claim_adopts_keeps_releases_and_ignores(api_server: ApiServer) ->
 
 
 async def test_recheck_refuses_adoption_by_a_deleting_owner(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         pods, rss = client.api(Pod, NS), client.api(ReplicaSet, NS)
         cached = await rss.create(replica_set(finalizers=["example.com/hold"]))
         await rss.delete("web")  # deletionTimestamp set; the cached copy does not know
@@ -127,7 +128,7 @@ async def test_recheck_refuses_adoption_by_a_deleting_owner(api_server: ApiServe
 
 
 async def test_recheck_refuses_adoption_by_a_recreated_owner(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         pods, rss = client.api(Pod, NS), client.api(ReplicaSet, NS)
         stale = await rss.create(replica_set())
         await rss.delete("web")
@@ -142,7 +143,7 @@ async def test_recheck_refuses_adoption_by_a_recreated_owner(api_server: ApiServ
 async def test_a_deleting_owner_keeps_what_it_owns_and_touches_nothing(
     api_server: ApiServer,
 ) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         pods, rss = client.api(Pod, NS), client.api(ReplicaSet, NS)
         await rss.create(replica_set(finalizers=["example.com/hold"]))
         await rss.delete("web")
@@ -162,7 +163,7 @@ async def test_a_deleting_owner_keeps_what_it_owns_and_touches_nothing(
 async def test_deleting_orphans_and_other_namespaces_are_not_adopted(
     api_server: ApiServer,
 ) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         pods, rss = client.api(Pod, NS), client.api(ReplicaSet, NS)
         owner = await rss.create(replica_set())
         await pods.create(
@@ -182,7 +183,7 @@ async def test_deleting_orphans_and_other_namespaces_are_not_adopted(
 
 
 async def test_vanished_children_are_ignored(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         pods, rss = client.api(Pod, NS), client.api(ReplicaSet, NS)
         owner = await rss.create(replica_set())
         ours = new_controller_ref(owner, "apps/v1", "ReplicaSet")
@@ -197,7 +198,7 @@ async def test_vanished_children_are_ignored(api_server: ApiServer) -> None:
 
 
 async def test_a_recreated_child_is_not_adopted_by_its_old_uid(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         pods, rss = client.api(Pod, NS), client.api(ReplicaSet, NS)
         owner = await rss.create(replica_set())
         stale = await pods.create(pod("p", {"app": "web"}))
@@ -215,7 +216,7 @@ async def test_a_recreated_child_is_not_adopted_by_its_old_uid(api_server: ApiSe
 
 
 async def test_several_failures_raise_an_exception_group(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         pods, rss = client.api(Pod, NS), client.api(ReplicaSet, NS)
         owner = await rss.create(replica_set())
         other = await rss.create(replica_set("other"))
@@ -236,7 +237,7 @@ async def test_several_failures_raise_an_exception_group(api_server: ApiServer) 
 
 
 async def test_finalizers_ride_along_with_adoption_and_release(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         pods, rss = client.api(Pod, NS), client.api(ReplicaSet, NS)
         owner = await rss.create(replica_set())
         orphan = await pods.create(pod("orphan", {"app": "web"}))
@@ -252,7 +253,7 @@ async def test_finalizers_ride_along_with_adoption_and_release(api_server: ApiSe
 
 
 async def test_unstructured_children_are_claimed_with_json_patches(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         rss = client.api(ReplicaSet, NS)
         owner = await rss.create(replica_set())
         cms = client.api(Unstructured, NS, resource=resource_info_for(ConfigMap))

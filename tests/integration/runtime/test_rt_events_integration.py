@@ -14,7 +14,7 @@ from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.models.core_v1 import ConfigMap, Event, Namespace, ObjectReference
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.runtime import EventBroadcaster, EventRecorder
-from kcm.testing import FakeClock
+from kcm.testing import FakeClock, client_config_for
 
 pytestmark = pytest.mark.anyio
 
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.anyio
 async def broadcasting(
     server: ApiServer, *, clock: Clock = SYSTEM_CLOCK, retry_interval: float = 10.0
 ) -> AsyncIterator[tuple[ApiClient, EventBroadcaster, EventRecorder]]:
-    async with ApiClient(server.client_config()) as client:
+    async with ApiClient(client_config_for(server)) as client:
         broadcaster = EventBroadcaster(client, clock=clock, retry_interval=retry_interval)
         async with anyio.create_task_group() as tg:
             await tg.start(broadcaster.run)
@@ -141,7 +141,7 @@ async def test_a_failed_write_is_retried(
 async def test_manager_event_recorder_writes_through_the_broadcaster(api_server: ApiServer) -> None:
     from kcm.runtime import Manager
 
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(client, graceful_shutdown_timeout=5)
         recorder = manager.event_recorder("manager-test-controller")
         assert manager.event_recorder("manager-test-controller") is recorder

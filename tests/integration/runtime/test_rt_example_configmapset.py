@@ -16,7 +16,7 @@ from kcm.errors import NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ConfigMap, Event, Namespace, ObjectKey, ObjectMeta, OwnerReference
 from kcm.runtime import Manager
-from kcm.testing import FakeRecorder, eventually
+from kcm.testing import FakeRecorder, client_config_for, eventually
 
 ROOT = Path(__file__).resolve().parents[3]
 if str(ROOT) not in sys.path:  # `pytest` without `python -m`: make `examples` importable
@@ -64,7 +64,7 @@ def ready(cms: ConfigMapSet | None) -> tuple[str | None, int | None, bool]:
 
 
 async def test_configmapset_stamps_tracks_namespaces_and_cleans_up(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         sample = await apply_example(client, out=lambda *_: None)
         ns, name = sample.metadata.namespace or "", sample.metadata.name or ""
         sets = client.api(ConfigMapSet, ns)
@@ -149,7 +149,7 @@ async def test_configmapset_stamps_tracks_namespaces_and_cleans_up(api_server: A
 async def test_a_foreign_configmap_with_the_same_name_makes_the_set_not_ready(
     api_server: ApiServer,
 ) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         await client.api(Namespace).create(
             Namespace(metadata=ObjectMeta(name="team-x", labels={"team": "x"}))
         )
@@ -200,7 +200,7 @@ def ours(namespace: str, name: str, set_ns: str, data: dict[str, str], **meta: o
 async def test_the_finalizer_deletes_configmaps_the_cache_has_not_seen(
     api_server: ApiServer,
 ) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         sample = await apply_example(client, out=lambda *_: None)
         ns, name = sample.metadata.namespace or "", sample.metadata.name or ""
         key = ObjectKey(ns, name)
@@ -242,7 +242,7 @@ async def test_the_finalizer_deletes_configmaps_the_cache_has_not_seen(
 async def test_already_exists_reads_the_live_configmap_before_calling_it_a_conflict(
     api_server: ApiServer, existing: str
 ) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         sample = await apply_example(client, out=lambda *_: None)
         ns, name = sample.metadata.namespace or "", sample.metadata.name or ""
         if existing == "ours":  # created by an earlier reconcile; stale data

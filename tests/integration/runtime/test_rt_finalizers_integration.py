@@ -12,6 +12,7 @@ from kcm.models import Unstructured, resource_info_for
 from kcm.models.core_v1 import ConfigMap
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.runtime import add_finalizer, has_finalizer, remove_finalizer
+from kcm.testing import client_config_for
 
 pytestmark = pytest.mark.anyio
 
@@ -19,7 +20,7 @@ F = "example.com/cleanup"
 
 
 async def test_add_remove_round_trip(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         api = client.api(ConfigMap, "default")
         obj = await api.create(ConfigMap(metadata=ObjectMeta(name="a"), data={"k": "v"}))
         added = await add_finalizer(api, obj, F)
@@ -34,7 +35,7 @@ async def test_add_remove_round_trip(api_server: ApiServer) -> None:
 
 
 async def test_no_op_sends_no_request(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         api = client.api(ConfigMap, "default")
         obj = await add_finalizer(
             api, await api.create(ConfigMap(metadata=ObjectMeta(name="a"))), F
@@ -47,7 +48,7 @@ async def test_no_op_sends_no_request(api_server: ApiServer) -> None:
 
 
 async def test_a_stale_object_gets_conflict(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         api = client.api(ConfigMap, "default")
         stale = await api.create(ConfigMap(metadata=ObjectMeta(name="a")))
         await api.update(stale, msgspec.structs.replace(stale, data={"changed": "yes"}))
@@ -60,7 +61,7 @@ async def test_a_stale_object_gets_conflict(api_server: ApiServer) -> None:
 
 
 async def test_removing_the_last_finalizer_lets_deletion_finish(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         api = client.api(ConfigMap, "default")
         obj = await add_finalizer(
             api, await api.create(ConfigMap(metadata=ObjectMeta(name="a"))), F
@@ -75,7 +76,7 @@ async def test_removing_the_last_finalizer_lets_deletion_finish(api_server: ApiS
 
 
 async def test_unstructured_round_trip(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         typed = client.api(ConfigMap, "default")
         await typed.create(ConfigMap(metadata=ObjectMeta(name="u"), data={"x": "1"}))
         api = client.api(Unstructured, "default", resource=resource_info_for(ConfigMap))

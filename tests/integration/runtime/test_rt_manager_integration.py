@@ -17,7 +17,7 @@ from kcm.models.coordination_v1 import Lease
 from kcm.models.core_v1 import ConfigMap
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.runtime import LeaderElectionOptions, Manager, Request, Result
-from kcm.testing import FakeClock, eventually
+from kcm.testing import FakeClock, client_config_for, eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -46,7 +46,7 @@ class Recorder:
 
 
 def client_for(server: ApiServer, agent: str) -> ApiClient:
-    return ApiClient(msgspec.structs.replace(server.client_config(), user_agent=agent))
+    return ApiClient(msgspec.structs.replace(client_config_for(server), user_agent=agent))
 
 
 def wire(manager: Manager, client: ApiClient, gate: anyio.Event | None = None) -> Recorder:
@@ -61,7 +61,7 @@ async def test_readyz_fails_until_caches_sync_and_metrics_are_served(
     api_server.faults.partition("mgr-a")  # the manager's list requests hang until heal()
     async with (
         client_for(api_server, "mgr-a") as client,
-        ApiClient(api_server.client_config()) as admin,
+        ApiClient(client_config_for(api_server)) as admin,
     ):
         manager = Manager(
             client,
@@ -117,7 +117,7 @@ async def test_a_standby_manager_does_not_reconcile_until_it_takes_over(
     async with (
         client_for(api_server, "mgr-a") as client_a,
         client_for(api_server, "mgr-b") as client_b,
-        ApiClient(api_server.client_config()) as admin,
+        ApiClient(client_config_for(api_server)) as admin,
     ):
         api = admin.api(ConfigMap, "default")
         a = Manager(client_a, clock=clock, leader_election=options("a"))
@@ -172,7 +172,7 @@ async def test_graceful_shutdown_finishes_the_in_flight_reconcile_then_releases(
     gate = anyio.Event()
     async with (
         client_for(api_server, "mgr") as client,
-        ApiClient(api_server.client_config()) as admin,
+        ApiClient(client_config_for(api_server)) as admin,
     ):
         manager = Manager(
             client,

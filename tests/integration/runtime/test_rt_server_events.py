@@ -33,7 +33,7 @@ from kcm.runtime import (
     generation_changed,
     labels_changed,
 )
-from kcm.testing import FakeClock, crd_manifest
+from kcm.testing import FakeClock, client_config_for, crd_manifest
 
 pytestmark = pytest.mark.anyio
 
@@ -100,7 +100,7 @@ def widget(name: str, size: int) -> Unstructured:
 async def test_generation_changed_ignores_status_writes_and_passes_spec_changes(
     api_server: ApiServer,
 ) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         info = await widgets(client)
         api = client.api(Unstructured, NS, resource=info)
         await api.create(widget("target", 1))
@@ -142,7 +142,7 @@ async def test_label_and_annotation_predicates_on_server_writes(
     kept: dict[str, Any],
     dropped: dict[str, Any],
 ) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         api = client.api(ConfigMap, NS)
         for name in ("target", "barrier"):
             await api.create(ConfigMap(metadata=ObjectMeta(name=name), data={"v": "0"}))
@@ -176,7 +176,7 @@ async def test_failures_back_off_and_requeue_after_is_honoured_on_a_fake_clock(
     api_server: ApiServer,
 ) -> None:
     clock = FakeClock()
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         api = client.api(ConfigMap, NS)
         factory = SharedInformerFactory(client, clock=clock)
         log = Log(clock)

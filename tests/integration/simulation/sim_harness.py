@@ -16,7 +16,7 @@ from kcm.client import Api, ApiClient
 from kcm.informers import SharedInformerFactory
 from kcm.models import Container, ObjectMeta, Pod, PodSpec, ResourceRequirements
 from kcm.simulation import SimulatedCluster, SimulationConfig
-from kcm.testing import FakeClock
+from kcm.testing import FakeClock, client_config_for
 
 
 @dataclass
@@ -38,7 +38,7 @@ class Sim:
 async def running_sim(server: ApiServer, **config: Any) -> AsyncIterator[Sim]:
     clock = FakeClock()
     settings = SimulationConfig(**{"nodes": 3, **config})
-    async with ApiClient(server.client_config()) as client:
+    async with ApiClient(client_config_for(server)) as client:
         factory = SharedInformerFactory(client, clock=clock)
         cluster = SimulatedCluster(client, factory, config=settings, clock=clock)
         async with anyio.create_task_group() as tg:

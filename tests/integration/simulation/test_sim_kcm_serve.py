@@ -22,7 +22,7 @@ from kcm.cli._flags import parse_run_args
 from kcm.cli._run import DataDirLocked, _lock_data_dir, serve
 from kcm.client import ApiClient, load_kubeconfig
 from kcm.models import Container, Lease, LeaseSpec, Node, ObjectMeta, Pod, PodSpec
-from kcm.testing import eventually
+from kcm.testing import client_config_for, eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -135,7 +135,7 @@ async def test_embedded_kcm_serves_simulates_and_stops_cleanly(tmp_path: Path) -
     # The lease was released on the way out and the state survived in the data dir.
     async with (
         ApiServer(data_dir=data) as restarted,
-        ApiClient(restarted.client_config()) as client,
+        ApiClient(client_config_for(restarted)) as client,
     ):
         lease = await client.api(Lease, namespace="kube-system").get("kube-controller-manager")
         assert lease.spec is not None
@@ -147,7 +147,7 @@ async def test_a_lease_left_by_a_crashed_kcm_is_released_at_start(tmp_path: Path
     data = tmp_path / "data"
     async with (
         ApiServer(data_dir=data) as before,
-        ApiClient(before.client_config()) as client,
+        ApiClient(client_config_for(before)) as client,
     ):
         await client.api(Lease, namespace="kube-system").create(
             Lease(

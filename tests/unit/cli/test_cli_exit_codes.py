@@ -19,7 +19,7 @@ from kcm.client import ApiClient
 from kcm.errors import GracefulShutdownTimeout
 from kcm.models import ObjectKey
 from kcm.runtime import Controller, Manager, Request, Result
-from kcm.testing import FakeClock
+from kcm.testing import FakeClock, client_config_for
 
 
 def _run_with(
@@ -96,7 +96,7 @@ async def test_serving_raises_the_timeout_of_a_shutdown_after_sigterm(
     clock = FakeClock()
     reconciler = _Blocked(clock)
     signals = _Signals()
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(client, clock=clock, graceful_shutdown_timeout=10)
         controller = Controller("c", reconciler, clock=clock, graceful_shutdown_timeout=60)
         manager.add(controller)

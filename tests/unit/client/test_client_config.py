@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from kcm.client import ClientConfig, in_cluster_config, load_config, load_kubeconfig
+from kcm.client import (
+    ClientConfig,
+    in_cluster_config,
+    load_config,
+    load_kubeconfig,
+    load_kubeconfig_dict,
+)
 from kcm.client import _config as config_module
 from kcm.errors import ConfigError
 
@@ -159,6 +165,34 @@ def _raises(match: str, fn: Callable[[], object]) -> ConfigError:
     with pytest.raises(ConfigError, match=match) as info:
         fn()
     return info.value
+
+
+def test_kubeconfig_dict_loads_like_a_file(tmp_path: Path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_bytes(b"PEM")
+    data = {
+        "clusters": [
+            {
+                "name": "c",
+                "cluster": {"server": "https://a.example:6443", "certificate-authority": str(ca)},
+            }
+        ],
+        "users": [{"name": "u", "user": {"token": "t0k"}}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u", "namespace": "ns"}}],
+        "current-context": "x",
+    }
+    config = load_kubeconfig_dict(data)
+    assert (config.server, config.token, config.namespace) == (
+        "https://a.example:6443",
+        "t0k",
+        "ns",
+    )
+    assert config.certificate_authority == str(ca)
+    with pytest.raises(ConfigError, match="context not found") as info:
+        load_kubeconfig_dict(data, context="nope")
+    assert info.value.path == "<dict>"
+    with pytest.raises(ConfigError, match="must be a mapping"):
+        load_kubeconfig_dict(["not", "a", "mapping"])  # type: ignore[arg-type]
 
 
 def test_missing_file_names_it(tmp_path: Path) -> None:

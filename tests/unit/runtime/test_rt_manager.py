@@ -30,7 +30,7 @@ from kcm.runtime import (
     graceful_shield,
     run_until_signal,
 )
-from kcm.testing import FakeClock
+from kcm.testing import FakeClock, client_config_for
 
 pytestmark = pytest.mark.anyio
 
@@ -121,7 +121,7 @@ async def test_runnables_start_in_order_and_leader_gated_ones_only_once_elected(
         holder_identity="other", lease_duration_seconds=15, acquire_time=now, renew_time=now
     )
     log: list[str] = []
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(client, clock=clock, leader_election=options(InMemoryLock(store, "me")))
         manager.add(Probe("leader-a", log))
         manager.add(Probe("plain-1", log), needs_leader_election=False)
@@ -154,7 +154,7 @@ async def test_without_leader_election_everything_starts_and_is_leader(
     api_server: ApiServer,
 ) -> None:
     log: list[str] = []
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(client, clock=FakeClock())
         manager.add(Probe("a", log))
         async with anyio.create_task_group() as tg:
@@ -171,7 +171,7 @@ async def test_without_leader_election_everything_starts_and_is_leader(
 
 async def test_a_failing_runnable_stops_the_manager_with_its_error(api_server: ApiServer) -> None:
     log: list[str] = []
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(client, clock=FakeClock())
         manager.add(Probe("ok", log), needs_leader_election=False)
         manager.add(Probe("bad", log, fail_after=0))
@@ -188,7 +188,7 @@ async def test_losing_leadership_stops_the_manager_with_leader_election_lost(
     clock = FakeClock()
     store = InMemoryLockStore()
     log: list[str] = []
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(client, clock=clock, leader_election=options(InMemoryLock(store, "me")))
         probe = Probe("ctrl", log)
         manager.add(probe)
@@ -215,7 +215,7 @@ async def test_rejoin_on_loss_restarts_restartable_leader_runnables(api_server: 
     clock = FakeClock()
     store = InMemoryLockStore()
     log: list[str] = []
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(
             client,
             clock=clock,
@@ -261,7 +261,7 @@ async def test_graceful_shutdown_is_bounded_by_the_timeout(
                 if shield.cancelled_caught:
                     cut.append(clock.monotonic())
 
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(client, clock=clock, graceful_shutdown_timeout=10)
         manager.add(Slow())
         done: list[float] = []
@@ -312,7 +312,7 @@ async def test_the_manager_deadline_cancels_in_flight_reconciles(
 ) -> None:
     clock = FakeClock()
     reconciler = Blocked(clock)
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(client, clock=clock, graceful_shutdown_timeout=10)
         # The controller's own grace is longer: the manager's deadline wins.
         controller = reconciler.controller(grace=60)
@@ -347,7 +347,7 @@ async def test_run_until_signal_raises_the_shutdown_timeout(api_server: ApiServe
     clock = FakeClock()
     reconciler = Blocked(clock)
     source = FakeSignals()
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(client, clock=clock, graceful_shutdown_timeout=10)
         controller = reconciler.controller(grace=60)
         manager.add(controller)
@@ -377,7 +377,7 @@ async def test_run_until_signal_raises_the_shutdown_timeout(api_server: ApiServe
 async def test_a_zero_grace_cancels_at_once_without_an_error(api_server: ApiServer) -> None:
     clock = FakeClock()
     reconciler = Blocked(clock)
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(client, clock=clock, graceful_shutdown_timeout=0)
         controller = reconciler.controller(grace=60)
         manager.add(controller)
@@ -415,7 +415,7 @@ async def test_a_failing_runnable_stops_its_siblings_under_the_manager_deadline(
     note about the timeout."""
     clock = FakeClock()
     reconciler = Blocked(clock)
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(client, clock=clock, graceful_shutdown_timeout=10)
         controller = reconciler.controller(grace=60)
         bad = FailOnDemand()
@@ -460,7 +460,7 @@ async def test_losing_leadership_cancels_in_flight_reconciles_without_grace(
     clock = FakeClock()
     store = InMemoryLockStore()
     reconciler = Blocked(clock)
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(
             client,
             clock=clock,
@@ -495,7 +495,7 @@ async def test_a_second_signal_stops_at_once(api_server: ApiServer) -> None:
     clock = FakeClock()
     reconciler = Blocked(clock)
     source = FakeSignals()
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(client, clock=clock, graceful_shutdown_timeout=30)
         controller = reconciler.controller(grace=30)
         manager.add(controller)
@@ -530,7 +530,7 @@ async def test_controllers_run_again_after_leadership_is_regained(api_server: Ap
             seen.append((clock.monotonic(), request))
             return Result()
 
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         await client.api(ConfigMap, "default").create(ConfigMap(metadata=ObjectMeta(name="web")))
         manager = Manager(
             client,
@@ -568,7 +568,7 @@ def test_leader_election_options_are_validated() -> None:
 
 
 async def test_checks_must_have_unique_names(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(client)
         manager.add_readyz_check("db", lambda: None)
         with pytest.raises(ValueError, match="already registered"):
@@ -597,7 +597,7 @@ async def test_run_until_signal_shuts_down_on_an_injected_signal(api_server: Api
     log: list[str] = []
     source = FakeSignals()
     store = InMemoryLockStore()
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(
             client, clock=FakeClock(), leader_election=options(InMemoryLock(store, "me"))
         )
@@ -624,7 +624,7 @@ async def test_run_until_signal_handles_a_real_sigterm(api_server: ApiServer) ->
     # SIGTERM is sent only once anyio's receiver is installed (task_status.started()), and the
     # receiver restores the previous handler on exit, so this is safe on both backends.
     log: list[str] = []
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(client, clock=FakeClock())
         manager.add(Probe("ctrl", log))
         result: list[signal.Signals | None] = []
@@ -641,7 +641,7 @@ async def test_run_until_signal_handles_a_real_sigterm(api_server: ApiServer) ->
 
 
 async def test_wiring_after_the_manager_stopped_is_refused(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(client, clock=FakeClock())
         recorder = manager.event_recorder("demo")
         assert manager.event_recorder("demo") is recorder  # one recorder per component
@@ -652,7 +652,7 @@ async def test_wiring_after_the_manager_stopped_is_refused(api_server: ApiServer
         with pytest.raises(RuntimeError, match="shutting down or has stopped"):
             manager.add(Probe("late", []))
 
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(client, clock=FakeClock())
         async with anyio.create_task_group() as tg:
             await tg.start(manager.run)

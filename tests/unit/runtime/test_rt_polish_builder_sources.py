@@ -26,7 +26,7 @@ from kcm.runtime import (
     enqueue_mapped,
     predicate,
 )
-from kcm.testing import FakeClock, crd_manifest
+from kcm.testing import FakeClock, client_config_for, crd_manifest
 
 pytestmark = pytest.mark.anyio
 
@@ -52,7 +52,7 @@ class Recorder:
 
 @asynccontextmanager
 async def cluster() -> AsyncIterator[tuple[ApiClient, ResourceInfo]]:
-    async with ApiServer() as server, ApiClient(server.client_config()) as client:
+    async with ApiServer() as server, ApiClient(client_config_for(server)) as client:
         await client.api(CustomResourceDefinition).create(
             from_dict(CustomResourceDefinition, WIDGET_CRD)
         )

@@ -32,7 +32,7 @@ from kcm.models.apps_v1 import (
 )
 from kcm.models.core_v1 import Container, Pod, PodCondition, PodSpec, PodStatus, PodTemplateSpec
 from kcm.models.meta_v1 import LabelSelector, ObjectMeta
-from kcm.testing import FakeClock, FakeRecorder
+from kcm.testing import FakeClock, FakeRecorder, client_config_for
 
 NS = "default"
 
@@ -301,7 +301,7 @@ async def running(
     builds something else, e.g. the real ReplicaSet controller) the fake ReplicaSets.
     ``transport`` sits between the client and the server (to fail or hold requests);
     ``controller_class`` may be a test subclass of DeploymentController."""
-    config = msgspec.structs.replace(server.client_config(), qps=-1)
+    config = msgspec.structs.replace(client_config_for(server), qps=-1)
     async with ApiClient(config, transport=transport) as client, anyio.create_task_group() as tg:
         factory = SharedInformerFactory(client)
         recorder = FakeRecorder()

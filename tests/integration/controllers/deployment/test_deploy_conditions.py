@@ -35,7 +35,7 @@ from kcm.models.apps_v1 import Deployment, ReplicaSet, ReplicaSetSpec
 from kcm.models.core_v1 import Pod
 from kcm.models.meta_v1 import LabelSelector, ObjectMeta
 from kcm.runtime import Result, TerminalError
-from kcm.testing import FakeClock, FakeRecorder, eventually
+from kcm.testing import FakeClock, FakeRecorder, client_config_for, eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -177,7 +177,7 @@ class _AlwaysFailing(DeploymentController):
 
 
 async def test_deploy_drops_a_key_after_15_failed_syncs(api_server: ApiServer) -> None:
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         controller = _AlwaysFailing(
             client, SharedInformerFactory(client), recorder=FakeRecorder(), clock=FakeClock()
         )
@@ -282,7 +282,7 @@ async def test_deploy_waiting_for_own_writes_is_bounded_per_write(api_server: Ap
     """Each write is waited for at most STALE_CACHE_MAX_WAIT (on the controller's clock); a
     later write does not extend the wait for an earlier one."""
     clock = FakeClock()
-    async with ApiClient(api_server.client_config()) as client:
+    async with ApiClient(client_config_for(api_server)) as client:
         controller = DeploymentController(
             client, SharedInformerFactory(client), recorder=FakeRecorder(), clock=clock
         )

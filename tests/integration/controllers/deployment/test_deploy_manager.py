@@ -14,7 +14,7 @@ from kcm.controllers import deployment, replicaset
 from kcm.models.apps_v1 import Deployment
 from kcm.models.core_v1 import Event
 from kcm.runtime import Manager
-from kcm.testing import eventually
+from kcm.testing import client_config_for, eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -23,7 +23,7 @@ async def test_deploy_add_to_manager_runs_the_controller(api_server: ApiServer) 
     assert deployment.NAME == "deployment"
     assert deployment.HELP
     assert deployment.DEFAULT_WORKERS == 5
-    config = msgspec.structs.replace(api_server.client_config(), qps=-1)
+    config = msgspec.structs.replace(client_config_for(api_server), qps=-1)
     async with ApiClient(config) as client, anyio.create_task_group() as tg:
         manager = Manager(client)
         deployment.add_to_manager(manager)

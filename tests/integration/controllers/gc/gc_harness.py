@@ -15,6 +15,7 @@ from kcm.errors import NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import Unstructured, resource_info_for
 from kcm.models.meta_v1 import ObjectMeta, OwnerReference
+from kcm.testing import client_config_for
 
 
 async def gone(api: Any, name: str) -> bool:
@@ -52,7 +53,7 @@ async def running(
 ) -> AsyncIterator[tuple[ApiClient, list[Any]]]:
     """A client and a running factory with each ``runnable(client, factory)`` started."""
     # no client-side rate limit: the collector lists ~70 resources at start
-    config = msgspec.structs.replace(server.client_config(), qps=-1)
+    config = msgspec.structs.replace(client_config_for(server), qps=-1)
     async with ApiClient(config) as client, anyio.create_task_group() as tg:
         factory = SharedInformerFactory(client)
         built = [make(client, factory) for make in runnables]

@@ -16,7 +16,7 @@ from kcm.controllers.garbagecollector import GarbageCollectorController
 from kcm.informers import SharedInformerFactory
 from kcm.models.core_v1 import ConfigMap, Secret
 from kcm.models.meta_v1 import ObjectMeta, OwnerReference
-from kcm.testing import FakeRecorder, eventually
+from kcm.testing import FakeRecorder, client_config_for, eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -159,7 +159,7 @@ async def test_one_of_two_owners_deleted_keeps_the_dependent(api_server: ApiServ
 async def test_starting_on_existing_objects_keeps_every_owned_dependent(
     api_server: ApiServer,
 ) -> None:
-    config = msgspec.structs.replace(api_server.client_config(), qps=-1)
+    config = msgspec.structs.replace(client_config_for(api_server), qps=-1)
     async with ApiClient(config) as setup:
         cms = setup.api(ConfigMap, "default")
         for i in range(100):

@@ -13,14 +13,14 @@ from kcm.client import ApiClient
 from kcm.controllers import garbagecollector, namespace, podgc
 from kcm.models.core_v1 import ConfigMap, Container, Namespace, Pod, PodSpec
 from kcm.models.meta_v1 import ObjectMeta
-from kcm.testing import FakeClock, eventually
+from kcm.testing import FakeClock, client_config_for, eventually
 
 pytestmark = pytest.mark.anyio
 
 
 async def test_manager_runs_gc_namespace_and_podgc(api_server: ApiServer) -> None:
     clock = FakeClock()
-    config = msgspec.structs.replace(api_server.client_config(), qps=-1)
+    config = msgspec.structs.replace(client_config_for(api_server), qps=-1)
     async with ApiClient(config) as client, anyio.create_task_group() as tg:
         manager = kcm.runtime.Manager(client, clock=clock)
         garbagecollector.add_to_manager(manager, workers=2)

@@ -21,7 +21,7 @@ from kcm.models import PartialObjectMetadata
 from kcm.models.apps_v1 import Deployment, DeploymentSpec, ReplicaSet, ReplicaSetSpec
 from kcm.models.core_v1 import Container, Pod, PodSpec, PodTemplateSpec
 from kcm.models.meta_v1 import LabelSelector, ObjectMeta
-from kcm.testing import FakeRecorder, eventually
+from kcm.testing import FakeRecorder, client_config_for, eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -142,7 +142,7 @@ async def test_monitors_share_the_factory_caches_with_other_controllers(
     the factory's typed informers (one list and one watch of pods, not two); other built-in
     kinds get the factory's metadata informers; the cascade still works through them."""
     tap = _CountingTransport()
-    config = msgspec.structs.replace(api_server.client_config(), qps=-1)
+    config = msgspec.structs.replace(client_config_for(api_server), qps=-1)
     async with ApiClient(config, transport=tap) as client, anyio.create_task_group() as tg:
         factory = SharedInformerFactory(client)
         rs_controller = ReplicaSetController(client, factory, recorder=FakeRecorder())

@@ -20,7 +20,7 @@ from kcm.informers import SharedInformerFactory
 from kcm.models.batch_v1 import Job, JobSpec
 from kcm.models.core_v1 import Container, Pod, PodSpec, PodTemplateSpec
 from kcm.models.meta_v1 import ObjectMeta
-from kcm.testing import FakeClock, FakeRecorder
+from kcm.testing import FakeClock, FakeRecorder, client_config_for
 
 NS = "default"
 
@@ -110,7 +110,7 @@ async def cluster() -> AsyncIterator[Env]:
     """An ApiServer and a client on one FakeClock, no controller yet (see :func:`started`)."""
     clock = FakeClock()
     recorder = FakeRecorder()
-    async with ApiServer(clock=clock) as server, ApiClient(server.client_config()) as client:
+    async with ApiServer(clock=clock) as server, ApiClient(client_config_for(server)) as client:
         yield Env(server, client, clock, recorder, [], SharedInformerFactory(client, clock=clock))
 
 

@@ -22,7 +22,7 @@ from kcm.models.batch_v1 import CronJob, Job
 from kcm.models.core_v1 import Namespace, Pod
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.runtime import Manager
-from kcm.testing import FakeClock, eventually
+from kcm.testing import FakeClock, client_config_for, eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -87,7 +87,7 @@ async def test_cronjob_job_and_ttl_controllers_together_under_a_manager() -> Non
     """CronJob → Job → pod → Complete → lastSuccessfulTime → TTL clean-up, all via
     ``add_to_manager`` on one fake clock."""
     clock = FakeClock()
-    async with ApiServer(clock=clock) as server, ApiClient(server.client_config()) as client:
+    async with ApiServer(clock=clock) as server, ApiClient(client_config_for(server)) as client:
         manager = Manager(client, clock=clock, graceful_shutdown_timeout=5)
         for pkg in (cronjob_pkg, job_pkg, ttlafterfinished):
             pkg.add_to_manager(manager)

@@ -21,7 +21,7 @@ from kcm.models.batch_v1 import Job
 from kcm.models.core_v1 import Container, Event, Namespace, Pod, PodSpec
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.runtime import Manager
-from kcm.testing import FakeClock, eventually
+from kcm.testing import FakeClock, client_config_for, eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -104,7 +104,7 @@ async def test_deleted_job_and_orphaned_pods_lose_the_tracking_finalizer() -> No
 
 async def test_add_to_manager_runs_job_and_ttl_controllers_with_real_events() -> None:
     clock = FakeClock()
-    async with ApiServer(clock=clock) as server, ApiClient(server.client_config()) as client:
+    async with ApiServer(clock=clock) as server, ApiClient(client_config_for(server)) as client:
         manager = Manager(client, clock=clock, graceful_shutdown_timeout=5)
         job_pkg.add_to_manager(manager, workers=2)
         ttlafterfinished.add_to_manager(manager)

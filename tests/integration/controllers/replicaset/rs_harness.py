@@ -27,7 +27,7 @@ from kcm.client import Api, ApiClient
 from kcm.informers import SharedInformerFactory
 from kcm.models.core_v1 import Container, Pod, PodSpec, PodTemplateSpec
 from kcm.models.meta_v1 import ObjectMeta
-from kcm.testing import FakeClock, FakeRecorder
+from kcm.testing import FakeClock, FakeRecorder, client_config_for
 
 NS = "default"
 LABELS = {"app": "web"}
@@ -165,7 +165,7 @@ async def running(
     """The controller ``make(client, factory, recorder=, registry=, **kwargs)`` on its own
     tapped client, with a running informer factory."""
     tap = Tap()
-    config = msgspec.structs.replace(server.client_config(), qps=-1)
+    config = msgspec.structs.replace(client_config_for(server), qps=-1)
     recorder = FakeRecorder()
     registry = CollectorRegistry()
     async with ApiClient(config, transport=tap) as client, anyio.create_task_group() as tg:

@@ -45,7 +45,7 @@ from kcm.models.core_v1 import (
 )
 from kcm.models.meta_v1 import LabelSelector, ObjectMeta
 from kcm.runtime import new_controller_ref
-from kcm.testing import FakeClock, eventually
+from kcm.testing import FakeClock, client_config_for, eventually
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ async def scenario_scale_up_in_slow_start_batches(server: ApiServer, kind: Kind)
     """7 replicas: exactly 7 creates, in batches of 1, 2 and 4; template labels, annotations,
     controllerRef; SuccessfulCreate events; then Ready pods make ready/available 7; a deleted
     pod is replaced."""
-    async with running(server, kind.make) as rt, ApiClient(server.client_config()) as client:
+    async with running(server, kind.make) as rt, ApiClient(client_config_for(server)) as client:
         api = client.api(kind.model, NS)
         pods = client.api(Pod, NS)
         owner = await api.create(kind.owner("web", 7, annotations={"team": "a"}))
@@ -193,7 +193,7 @@ async def _creates_reached(rt: Running, n: int) -> bool:
 async def scenario_scale_down_deletes_lowest_ranked_first(server: ApiServer, kind: Kind) -> None:
     """5 adopted pods of different states; scaling to 2 deletes the unscheduled, the pending
     and the not-ready one; scaling to 1 then deletes the ready pod with deletion cost -100."""
-    async with running(server, kind.make) as rt, ApiClient(server.client_config()) as client:
+    async with running(server, kind.make) as rt, ApiClient(client_config_for(server)) as client:
         api = client.api(kind.model, NS)
         pods = client.api(Pod, NS)
         await pods.create(bare_pod("unscheduled"))
@@ -250,7 +250,7 @@ async def scenario_scale_down_status_leaves_out_the_deleted_pods(
     Deployment reading that stale-high availability can scale its old ReplicaSets down past
     maxUnavailable (seen in the rolling-update bounds test).
     """
-    async with running(server, kind.make), ApiClient(server.client_config()) as client:
+    async with running(server, kind.make), ApiClient(client_config_for(server)) as client:
         api = client.api(kind.model, NS)
         pods = client.api(Pod, NS)
         for name in ("a", "b", "c"):  # on a node: deleted pods stay, terminating
@@ -279,7 +279,7 @@ async def scenario_scale_down_status_leaves_out_the_deleted_pods(
 async def scenario_adopts_orphans_and_releases_mismatches(server: ApiServer, kind: Kind) -> None:
     """An orphan matching the selector is adopted and counted (one fewer create); a pod whose
     labels stop matching is released and replaced."""
-    async with running(server, kind.make) as rt, ApiClient(server.client_config()) as client:
+    async with running(server, kind.make) as rt, ApiClient(client_config_for(server)) as client:
         api = client.api(kind.model, NS)
         pods = client.api(Pod, NS)
         await pods.create(bare_pod("orphan"))
@@ -306,7 +306,7 @@ async def scenario_adopts_orphans_and_releases_mismatches(server: ApiServer, kin
 async def scenario_ignores_pods_of_other_controllers(server: ApiServer, kind: Kind) -> None:
     """Pods matching the selector but controlled by another owner are never counted, adopted
     or deleted."""
-    async with running(server, kind.make) as rt, ApiClient(server.client_config()) as client:
+    async with running(server, kind.make) as rt, ApiClient(client_config_for(server)) as client:
         api = client.api(kind.model, NS)
         pods = client.api(Pod, NS)
         keeper = await client.api(ConfigMap, NS).create(
@@ -340,7 +340,7 @@ async def scenario_available_replicas_honour_min_ready_seconds(
     clock = FakeClock()
     async with (
         running(server, kind.make, clock=clock) as rt,
-        ApiClient(server.client_config()) as client,
+        ApiClient(client_config_for(server)) as client,
     ):
         api = client.api(kind.model, NS)
         pods = client.api(Pod, NS)
@@ -371,7 +371,7 @@ async def scenario_create_failure_sets_replica_failure_and_retries(
     clock = FakeClock()
     async with (
         running(server, kind.make, clock=clock) as rt,
-        ApiClient(server.client_config()) as client,
+        ApiClient(client_config_for(server)) as client,
     ):
         rt.tap.fail_creates = 1_000
         api = client.api(kind.model, NS)
@@ -421,7 +421,7 @@ async def scenario_failed_batch_stops_slow_start(server: ApiServer, kind: Kind) 
     clock = FakeClock()
     async with (
         running(server, kind.make, clock=clock) as rt,
-        ApiClient(server.client_config()) as client,
+        ApiClient(client_config_for(server)) as client,
     ):
         rt.tap.fail_create_at = set(range(1, 1000))
         api = client.api(kind.model, NS)
@@ -448,7 +448,7 @@ async def scenario_failed_batch_stops_slow_start(server: ApiServer, kind: Kind) 
 async def scenario_expectations_stop_double_creates(server: ApiServer, kind: Kind) -> None:
     """The pod informer lags behind the controller's own creates: syncs in between (an owner
     update, explicit enqueues) create nothing more; once the events arrive all is settled."""
-    async with running(server, kind.make) as rt, ApiClient(server.client_config()) as client:
+    async with running(server, kind.make) as rt, ApiClient(client_config_for(server)) as client:
         api = client.api(kind.model, NS)
         pods = client.api(Pod, NS)
         gate = anyio.Event()
@@ -481,7 +481,7 @@ async def scenario_expectations_stop_double_creates(server: ApiServer, kind: Kin
 async def scenario_namespace_terminating_is_swallowed(server: ApiServer, kind: Kind) -> None:
     """Creates refused because the namespace is terminating raise no event and no
     ReplicaFailure condition."""
-    async with running(server, kind.make) as rt, ApiClient(server.client_config()) as client:
+    async with running(server, kind.make) as rt, ApiClient(client_config_for(server)) as client:
         namespaces = client.api(Namespace)
         await namespaces.create(Namespace(metadata=ObjectMeta(name="doomed")))
         api = client.api(kind.model, "doomed")
@@ -502,7 +502,7 @@ async def scenario_expectations_expire(server: ApiServer, kind: Kind) -> None:
     clock = FakeClock()
     async with (
         running(server, kind.make, clock=clock) as rt,
-        ApiClient(server.client_config()) as client,
+        ApiClient(client_config_for(server)) as client,
     ):
         api = client.api(kind.model, NS)
         rt.tap.pod_watch_gate = anyio.Event()  # never opened: the pod events are lost
@@ -524,7 +524,7 @@ async def scenario_burst_limit_caps_creates_per_sync(server: ApiServer, kind: Ki
     """600 replicas: one sync creates at most 500 pods (burstReplicas), in slow-start batches
     of 1, 2, 4 ... 128 and then the 245 left; while the informer has not seen them nothing
     more is created; once it has, the next sync creates the other 100."""
-    async with running(server, kind.make) as rt, ApiClient(server.client_config()) as client:
+    async with running(server, kind.make) as rt, ApiClient(client_config_for(server)) as client:
         api = client.api(kind.model, NS)
         pods = client.api(Pod, NS)
         gate = anyio.Event()

@@ -13,13 +13,13 @@ from kcm.client import ApiClient
 from kcm.controllers import replicaset, replicationcontroller
 from kcm.models.core_v1 import Pod
 from kcm.runtime import Manager
-from kcm.testing import eventually
+from kcm.testing import client_config_for, eventually
 
 pytestmark = pytest.mark.anyio
 
 
 async def test_add_to_manager_runs_both_controllers(api_server: ApiServer) -> None:
-    config = msgspec.structs.replace(api_server.client_config(), qps=-1)
+    config = msgspec.structs.replace(client_config_for(api_server), qps=-1)
     async with ApiClient(config) as client, anyio.create_task_group() as tg:
         manager = Manager(client)
         replicaset.add_to_manager(manager)
