@@ -219,6 +219,8 @@ async def scenario_scale_down_deletes_lowest_ranked_first(server: ApiServer, kin
         await scale(api, "web", 2)
         left = await wait_owned(pods, owner.metadata.uid, 2)
         assert sorted(str(p.metadata.name) for p in left) == ["ready", "ready-cheap"]
+        # The server shows a deletion before the controller has recorded its event.
+        await rt.quiesce()
         deleted = sorted(
             e.removeprefix("Normal SuccessfulDelete Deleted pod: ")
             for e in rt.recorder.events
