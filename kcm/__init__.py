@@ -7,6 +7,9 @@ Layers (imports point down only)::
 
 ``kcm.apiserver`` (the embedded Kubernetes-compatible API server) and ``kcm.testing`` sit
 beside the library; nothing in the library imports them.
+
+Codes in parentheses in comments and docstrings, such as ``(R17)`` or ``(§8)``, cite numbered
+behaviours of the Go originals; ``docs/behaviours.md`` explains each.
 """
 
 from ._version import __version__ as __version__

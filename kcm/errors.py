@@ -283,7 +283,7 @@ class VeryShortWatchError(KcmError):
 class WatchListTimeoutError(KcmError):
     """A watch-list stream sent no ``initial-events-end`` bookmark in time.
 
-    The reflector falls back to a paged LIST (client-go B25, D9) and remembers to.
+    The reflector falls back to a paged LIST (B25, D9) and remembers to.
     """
 
 

@@ -17,6 +17,8 @@ from typing import Any
 import yaml
 
 from kcm.controllers import CONTROLLERS, enabled_controllers
+from kcm.errors import ConfigError
+from kcm.leaderelection import LeaderElectionConfig
 from kcm.simulation import SimulationConfig
 
 from ._settings import RunSettings
@@ -127,7 +129,10 @@ def _duration_flags(group: Any, *flags: tuple[str, float, str]) -> None:
 
 
 def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
-    """The parser of ``kcm run`` (``kcm`` with no command is the same)."""
+    """The parser of ``kcm run`` (``kcm`` with no command is the same).
+
+    One function per group of ``--help``, in the order the groups are shown.
+    """
     parser = UsageErrorParser(
         prog=prog,
         usage="%(prog)s [flags]",
@@ -139,7 +144,18 @@ def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
     parser.add_argument(
         "--config", metavar="FILE", help="YAML file with any of these settings (flags win)"
     )
+    _add_connection_flags(parser)
+    _add_controller_flags(parser)
+    _add_leader_election_flags(parser)
+    _add_serving_flags(parser)
+    _add_embedded_flags(parser)
+    _add_simulation_flags(parser)
+    _add_output_flags(parser)
+    return parser
 
+
+def _add_connection_flags(parser: argparse.ArgumentParser) -> None:
+    """Which cluster to manage and how hard to drive its API server."""
     conn = parser.add_argument_group("connection")
     conn.add_argument("--kubeconfig", metavar="PATH", help="kubeconfig of the cluster to manage")
     conn.add_argument("--master", metavar="URL", help="API server URL (overrides the kubeconfig)")
@@ -158,6 +174,9 @@ def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
         help="client burst (default 30)",
     )
 
+
+def _add_controller_flags(parser: argparse.ArgumentParser) -> None:
+    """``--controllers``, then each registered controller's own flags, then the GC switch."""
     ctl = parser.add_argument_group("controllers")
     ctl.add_argument(
         "--controllers",
@@ -168,6 +187,19 @@ def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
         "controller wins; comma-separated or repeated (default '*')",
     )
     parser.set_defaults(controllers=["*"])
+    _add_registry_flags(ctl)
+    _bool_flag(
+        ctl,
+        "--enable-garbage-collector",
+        default=True,
+        dest="enable_garbage_collector",
+        help="run the garbage collector (default true; must match the API server's setting)",
+    )
+
+
+def _add_registry_flags(ctl: Any) -> None:
+    """Workers and options of every controller in :data:`CONTROLLERS`, in registry order;
+    :func:`_settings_from` reads them back by the same ``dest`` names."""
     for name, spec in CONTROLLERS.items():
         if spec.workers_flag is not None:
             ctl.add_argument(
@@ -188,14 +220,10 @@ def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
                 metavar="VALUE",
                 help=f"{option.help} (default {option.default})",
             )
-    _bool_flag(
-        ctl,
-        "--enable-garbage-collector",
-        default=True,
-        dest="enable_garbage_collector",
-        help="run the garbage collector (default true; must match the API server's setting)",
-    )
 
+
+def _add_leader_election_flags(parser: argparse.ArgumentParser) -> None:
+    """kube-controller-manager's ``--leader-elect*`` flags, with its defaults."""
     le = parser.add_argument_group("leader election")
     _bool_flag(
         le,
@@ -229,6 +257,9 @@ def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
         help="lock namespace (default kube-system)",
     )
 
+
+def _add_serving_flags(parser: argparse.ArgumentParser) -> None:
+    """Where /healthz, /readyz and /metrics are served."""
     srv = parser.add_argument_group(
         "serving", "/healthz, /readyz and /metrics, served over plain HTTP (no TLS, no authn)"
     )
@@ -248,6 +279,9 @@ def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
         help="port; 0 turns serving off (default 10257; plain HTTP despite the name)",
     )
 
+
+def _add_embedded_flags(parser: argparse.ArgumentParser) -> None:
+    """The embedded API server kcm starts when it is given no cluster."""
     emb = parser.add_argument_group("embedded cluster (when there is no kubeconfig)")
     emb.add_argument(
         "--data-dir",
@@ -263,6 +297,9 @@ def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
         "is rewritten on every start)",
     )
 
+
+def _add_simulation_flags(parser: argparse.ArgumentParser) -> None:
+    """The simulated nodes, scheduler and kubelet (defaults from :class:`SimulationConfig`)."""
     sim = parser.add_argument_group(
         "simulation",
         "Ready nodes, a scheduler and a kubelet player, so workloads progress without real "
@@ -321,6 +358,9 @@ def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
         ("--simulate-node-heartbeat", _SIM.heartbeat_period, "node Lease renewal period"),
     )
 
+
+def _add_output_flags(parser: argparse.ArgumentParser) -> None:
+    """Logging and the live status view."""
     log = parser.add_argument_group("output")
     log.add_argument(
         "-v",
@@ -343,7 +383,6 @@ def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
         default="auto",
         help="live summary instead of logs: auto = when stdout is a terminal (default auto)",
     )
-    return parser
 
 
 def _setting_keys(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
@@ -470,9 +509,36 @@ def _explicit_booleans(parser: argparse.ArgumentParser, argv: Sequence[str]) -> 
 
 
 def _settings_from(args: argparse.Namespace) -> RunSettings:
-    from kcm.errors import ConfigError
-    from kcm.leaderelection import LeaderElectionConfig
+    enabled, workers, options = _controller_settings(args)
+    return RunSettings(
+        kubeconfig=args.kubeconfig,
+        master=args.master,
+        kube_api_qps=args.kube_api_qps,
+        kube_api_burst=args.kube_api_burst,
+        controllers=tuple(enabled),
+        workers=workers,
+        controller_options=options,
+        leader_elect=args.leader_elect,
+        leader_election=_leader_election_from(args),
+        resource_lock=args.leader_elect_resource_lock,
+        resource_name=args.leader_elect_resource_name,
+        resource_namespace=args.leader_elect_resource_namespace,
+        bind_address=args.bind_address,
+        secure_port=args.secure_port,
+        data_dir=Path(args.data_dir).expanduser() if args.data_dir else default_data_dir(),
+        apiserver_port=args.apiserver_port,
+        simulate=args.simulate,
+        simulation=_simulation_from(args),
+        verbosity=args.verbosity,
+        logging_format=args.logging_format,
+        status_view=args.status_view,
+    )
 
+
+def _controller_settings(
+    args: argparse.Namespace,
+) -> tuple[list[str], dict[str, int], dict[str, dict[str, Any]]]:
+    """Enabled controller names, and each controller's workers and options by name."""
     selection = args.controllers_flag if args.controllers_flag is not None else args.controllers
     enabled = enabled_controllers(selection)
     if not args.enable_garbage_collector and "garbagecollector" in enabled:
@@ -488,8 +554,13 @@ def _settings_from(args: argparse.Namespace) -> RunSettings:
         options[name] = {
             o.kwarg: getattr(args, f"option_{spec.package}_{o.kwarg}") for o in spec.options
         }
+    return enabled, workers, options
+
+
+def _leader_election_from(args: argparse.Namespace) -> LeaderElectionConfig:
+    """Raises ValueError (a usage error) when the three durations are inconsistent."""
     try:
-        leader = LeaderElectionConfig(
+        return LeaderElectionConfig(
             lease_duration=args.leader_elect_lease_duration,
             renew_deadline=args.leader_elect_renew_deadline,
             retry_period=args.leader_elect_retry_period,
@@ -498,7 +569,10 @@ def _settings_from(args: argparse.Namespace) -> RunSettings:
         )
     except ConfigError as exc:
         raise ValueError(f"leader election: {exc}") from exc
-    simulation = SimulationConfig(
+
+
+def _simulation_from(args: argparse.Namespace) -> SimulationConfig:
+    return SimulationConfig(
         nodes=args.simulate_nodes,
         node_cpu=args.simulate_node_cpu,
         node_memory=args.simulate_node_memory,
@@ -507,27 +581,4 @@ def _settings_from(args: argparse.Namespace) -> RunSettings:
         pod_ready_delay=args.simulate_pod_ready_delay,
         job_duration=args.simulate_job_duration,
         heartbeat_period=max(args.simulate_node_heartbeat, 0.1),
-    )
-    return RunSettings(
-        kubeconfig=args.kubeconfig,
-        master=args.master,
-        kube_api_qps=args.kube_api_qps,
-        kube_api_burst=args.kube_api_burst,
-        controllers=tuple(enabled),
-        workers=workers,
-        controller_options=options,
-        leader_elect=args.leader_elect,
-        leader_election=leader,
-        resource_lock=args.leader_elect_resource_lock,
-        resource_name=args.leader_elect_resource_name,
-        resource_namespace=args.leader_elect_resource_namespace,
-        bind_address=args.bind_address,
-        secure_port=args.secure_port,
-        data_dir=Path(args.data_dir).expanduser() if args.data_dir else default_data_dir(),
-        apiserver_port=args.apiserver_port,
-        simulate=args.simulate,
-        simulation=simulation,
-        verbosity=args.verbosity,
-        logging_format=args.logging_format,
-        status_view=args.status_view,
     )

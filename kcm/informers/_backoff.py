@@ -12,7 +12,7 @@ __all__ = ["Backoff"]
 
 @final
 class Backoff:
-    """Exponential backoff with jitter and a cap (client-go R2, the classic reset rule).
+    """Exponential backoff with jitter and a cap (R2; the classic reset rule).
 
     The n-th delay (from 0) is ``d * (1 + jitter * u)`` with ``d = min(initial * factor**n,
     cap)`` and ``u`` uniform in [0, 1): with the defaults [0.8, 1.6), [1.6, 3.2), ...,

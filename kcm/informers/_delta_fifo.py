@@ -1,4 +1,4 @@
-"""DeltaFIFO: the queue between the reflector and the informer's cache (client-go F1-F12).
+"""DeltaFIFO: the queue between the reflector and the informer's cache (F1-F12).
 
 The reflector writes watch events and relists into it; the shared informer pops one key at a
 time with every delta queued for that key (oldest first) and applies them to the indexer and
@@ -74,7 +74,7 @@ class DeltaFIFO(Generic[T]):
         * Deltas of one key are kept oldest first and never merged, except two consecutive
           deletions, which collapse to one, keeping the one that is not a tombstone (F6).
         * :meth:`replace` queues a DELETED tombstone for every object that is queued or
-          cached but absent from the new list, so nothing is left behind (F7, bug B10).
+          cached but absent from the new list, so nothing is left behind (F7, B10).
         * :meth:`resync` never replays a cached state over a newer queued one (F8).
 
     Args:
@@ -132,7 +132,7 @@ class DeltaFIFO(Generic[T]):
         else:
             deltas.append(delta)
             if kind is _DELETED and len(deltas) > 1 and deltas[-2].type is _DELETED:
-                # F6: keep the deletion that carries the real final state.
+                # Keep the deletion that carries the real final state (F6).
                 older = deltas[-2]
                 deltas.pop()
                 if older.final_state_unknown:

@@ -47,7 +47,7 @@ class SharedInformerFactory:
     """Hands out shared informers and runs them.
 
     ``informer_for(Pod)`` twice returns the same informer; different namespaces or selectors
-    give different informers (client-go I16, plus per-informer selectors).
+    give different informers (I16; plus per-informer selectors).
 
     Args:
         client: the API client whose ``api(...)`` handles feed the informers.

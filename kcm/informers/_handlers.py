@@ -1,8 +1,8 @@
 """Event handlers and their per-handler buffered delivery (client-go's processorListener).
 
 The informer pushes notifications after the cache is updated; each registered handler has its
-own buffer and its own consumer task, so a slow handler delays only itself (client-go I5,
-bug B9), never the reflector or the other handlers.
+own buffer and its own consumer task, so a slow handler delays only itself (I5, B9), never the
+reflector or the other handlers.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ class HandlerRegistration:
 
     Guarantees:
         * :attr:`has_synced` becomes true once the informer has synced **and** this handler
-          has processed every initial add it was sent (client-go I9, bug B12), and never
+          has processed every initial add it was sent (I9, B12), and never
           turns false again.
     """
 

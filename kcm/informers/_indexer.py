@@ -39,7 +39,7 @@ class Indexer(Generic[T]):
 
     Guarantees:
         * Every index reflects exactly the stored objects after each call returns; an index
-          value whose key set becomes empty is dropped (client-go bug B8).
+          value whose key set becomes empty is dropped (B8).
         * If an index function raises, the call raises before anything was changed.
         * The built-in ``"namespace"`` index always exists.
     """
@@ -143,7 +143,7 @@ class Indexer(Generic[T]):
     # -- writes --------------------------------------------------------------------------
 
     def add_indexers(self, indexers: Mapping[str, IndexFunc[T]]) -> None:
-        """Register more indices and back-fill them from the stored objects (S7, ≥1.30).
+        """Register more indices and back-fill them from the stored objects (S7; client-go ≥1.30).
 
         Raises:
             ValueError: a name is already registered ("indexer conflict").
@@ -194,7 +194,7 @@ class Indexer(Generic[T]):
             indices = self._indices
             for name, old_values, new_values in changes:
                 if old_values == new_values and len(new_values) == 1:
-                    continue  # S5: one unchanged value
+                    continue  # one unchanged value (S5)
                 index = indices[name]
                 for value in old_values:
                     self._discard(index, value, key)

@@ -54,7 +54,7 @@ class _EqualitySelector:
 def _select(objects: list[T], selector: Selector | Mapping[str, str] | str | None) -> list[T]:
     matcher = _matcher(selector)
     if matcher is None:
-        return objects  # S10 fast path: no label matching at all
+        return objects  # no label matching at all (S10: the fast path)
     return [o for o in objects if matcher.matches(o.metadata.labels or _EMPTY)]
 
 

@@ -1,7 +1,7 @@
 """The reflector: LIST (paged) then WATCH from the list's resourceVersion, for ever.
 
 It feeds a store (the informer's :class:`DeltaFIFO`) and implements client-go's reflector
-(R1-R26 in the reference): random watch timeouts, bookmarks, relist on 410 at the last RV
+(R1-R26): random watch timeouts, bookmarks, relist on 410 at the last RV
 first, exponential backoff with jitter, and the streaming watch-list with a deadline and a
 LIST fallback. What to do after a watch ends is one table, :data:`WATCH_OUTCOME_ACTIONS`.
 """
@@ -92,7 +92,7 @@ class ReflectorStore(Protocol[T_contra]):
 
 
 class WatchOutcome(enum.Enum):
-    """How one watch ended (the rows of client-go's R17 table)."""
+    """How one watch ended (R17: the rows of the outcome table)."""
 
     CLOSED = "stream closed normally (server timeout, idle close, dropped connection)"
     VERY_SHORT = "stream closed after <1 s with no events"
@@ -123,7 +123,7 @@ WATCH_OUTCOME_ACTIONS: dict[WatchOutcome, tuple[WatchAction, bool]] = {
     WatchOutcome.ERROR_500_IN_WINDOW: (WatchAction.BACKOFF_REWATCH, True),
     WatchOutcome.ERROR_OTHER: (WatchAction.RELIST, True),
 }
-"""R17 as a table: what follows each way a watch can end, and whether the error goes to the
+"""The outcome table (R17): what follows each way a watch can end, and whether the error goes to the
 watch-error handler. A relist always waits one backoff delay first (R5) and lists at the last
 synced RV (R7); only if that list fails with 410 does it fall back to a consistent read."""
 
@@ -136,7 +136,7 @@ def classify_watch_end(
     duration: float,
     internal_error_retry_ok: bool = False,
 ) -> WatchOutcome:
-    """Map how a watch ended to a :class:`WatchOutcome` (pure; see the R17 table).
+    """Map how a watch ended to a :class:`WatchOutcome` (R17; pure).
 
     Args:
         exc: the exception that ended the watch, or None for a clean end of stream.
@@ -205,7 +205,7 @@ class Reflector(Generic[T]):
             while a LIST is in progress (see ``kcm/informers/_gc_pause.py``: temporary
             :func:`gc.freeze` every ~2,000 objects, undone when the list ends; a no-op when the
             application itself uses ``gc.freeze``).
-        backoff: the retry delay policy (client-go R2 defaults).
+        backoff: the retry delay policy (R2: client-go's defaults).
         clock, rng: time and randomness, injectable for tests.
 
     Guarantees:
@@ -265,12 +265,12 @@ class Reflector(Generic[T]):
         self._ise_last: float | None = None
         self._watch_list_failures = 0
         self.relists = 0
-        """Completed LISTs and watch-list syncs (freshness signal, D6)."""
+        """Completed LISTs and watch-list syncs (D6: a freshness signal)."""
         self.watch_connected = False
         """True while a watch stream is open."""
         self.last_error: Exception | None = None
         """The last error reported to the watch-error handler; cleared by a successful list
-        or watch request (readiness can surface it instead of a silent sync timeout, B23)."""
+        or watch request (B23: readiness can surface it instead of a silent sync timeout)."""
 
     # -- state ---------------------------------------------------------------------------
 
@@ -387,7 +387,7 @@ class Reflector(Generic[T]):
             try:
                 items, rv = await self._paged_list(resource_version, limit)
             except (ResourceExpired, ResourceVersionTooLarge):
-                # R10: once more as a consistent read, with the same pager settings.
+                # Once more as a consistent read, with the same pager settings (R10).
                 self._unavailable = True
                 items, rv = await self._paged_list(self.relist_resource_version(), limit)
             self._unavailable = False
@@ -421,7 +421,7 @@ class Reflector(Generic[T]):
                     continue_=token,
                 )
             except ResourceExpired:
-                # R9: the continue token expired; one unpaginated list at the original RV.
+                # The continue token expired: one unpaginated list at the original RV (R9).
                 full = await lw.list(
                     label_selector=self._label_selector,
                     field_selector=self._field_selector,
@@ -478,7 +478,7 @@ class Reflector(Generic[T]):
         return now - self._ise_first < self._max_ise_retry
 
     async def _after_watch(self, outcome: WatchOutcome, exc: Exception | None) -> bool:
-        """Act on the R17 table; returns True to watch again, False to relist."""
+        """Act on the outcome table (R17); returns True to watch again, False to relist."""
         action, report = WATCH_OUTCOME_ACTIONS[outcome]
         if outcome is WatchOutcome.VERY_SHORT:
             exc = VeryShortWatchError(
@@ -650,7 +650,7 @@ class Reflector(Generic[T]):
         return False
 
     def _watch_list_failed(self, exc: Exception | None, *, opened: bool, timed_out: bool) -> bool:
-        """R24 for a watch-list that did not sync; returns False to fall back to LIST."""
+        """Handle a watch-list that did not sync (R24); returns False to fall back to LIST."""
         if timed_out:
             self._watch_list = False
             self._report(

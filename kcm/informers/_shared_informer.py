@@ -43,7 +43,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T", bound=KubeObject)
 
 MINIMUM_RESYNC_PERIOD = 1.0
-"""Handler resync periods below this are raised to it (client-go I6)."""
+"""Handler resync periods below this are raised to it (I6)."""
 
 _DELETED = DeltaType.DELETED
 _SYNC = DeltaType.SYNC
@@ -84,7 +84,7 @@ class SharedIndexInformer(Generic[T]):
           before it, nothing comes after a delete until the object is re-added, and a delete
           carries the final state from the watch or, with ``final_state_unknown=True``, the
           last state this handler saw (a relist found the object gone).
-        * Identity is namespace/name (client-go I4): a delete and re-create missed while
+        * Identity is namespace/name (I4): a delete and re-create missed while
           disconnected arrives as one update whose old and new UIDs differ.
         * Cached objects are the decoded frozen instances, never copies.
         * :attr:`has_synced` becomes true once the first list reached the cache and the
@@ -254,7 +254,7 @@ class SharedIndexInformer(Generic[T]):
 
     @property
     def watch_connected(self) -> bool:
-        """True while a watch stream is open (freshness signal; D6)."""
+        """True while a watch stream is open (D6: a freshness signal)."""
         return self._reflector.watch_connected
 
     @property
@@ -312,7 +312,7 @@ class SharedIndexInformer(Generic[T]):
     ) -> HandlerRegistration:
         """Register a handler (an object with ``on_add/on_update/on_delete`` or plain
         functions). A handler added after start first gets every cached object as an
-        initial add, then every later change (client-go I7).
+        initial add, then every later change (I7).
 
         Args:
             handler: a :class:`ResourceEventHandler`; or pass ``on_add(obj)``,

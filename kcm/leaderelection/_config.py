@@ -1,4 +1,4 @@
-"""Leader-election timings, validated once at construction (client-go L5, L6)."""
+"""Leader-election timings, validated once at construction (L5, L6)."""
 
 from __future__ import annotations
 

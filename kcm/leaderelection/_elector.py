@@ -155,7 +155,7 @@ class LeaderElector:
         return max(0.0, left)
 
     def check(self, tolerance: float = 20.0) -> None:
-        """Health check (client-go ``Check``, L14): a stuck leader is unhealthy.
+        """Health check (L14: client-go's ``Check``): a stuck leader is unhealthy.
 
         Non-leaders are always healthy. A leader is unhealthy when its last successful renewal
         began more than ``lease_duration + tolerance`` seconds ago, which means its renew loop

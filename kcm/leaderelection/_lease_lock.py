@@ -153,7 +153,7 @@ class _ObjectLock(Generic[_Obj]):
 
 @final
 class LeaseLock(_ObjectLock[Lease]):
-    """A :class:`ResourceLock` on a ``coordination.k8s.io/v1`` Lease (client-go L1, L4).
+    """A :class:`ResourceLock` on a ``coordination.k8s.io/v1`` Lease (L1, L4).
 
     Args:
         client: an open :class:`kcm.client.ApiClient` (the elector's deadlines cancel slow

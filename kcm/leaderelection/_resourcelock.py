@@ -15,7 +15,7 @@ class ResourceLock(Protocol):
 
     A lock caches the object it last read or wrote; :meth:`update` sends the new record with
     that object's ``resourceVersion``, so a write made by anyone else in between makes it fail
-    with :class:`kcm.errors.Conflict` instead of overwriting (client-go L4).
+    with :class:`kcm.errors.Conflict` instead of overwriting (L4).
 
     Errors: any :class:`Exception` from a method is a failed attempt; the elector logs it and
     tries again later, so implementations need not retry themselves.

@@ -1,4 +1,4 @@
-"""The builder: the usual controller wiring as one expression (controller-runtime's builder, C16).
+"""The builder: the usual controller wiring as one expression (C16: controller-runtime's builder).
 
 ::
 
@@ -245,8 +245,8 @@ class ControllerBuilder:
             model: the owned kind: a model class or a ``ResourceInfo`` (unstructured).
             metadata_only: watch ``PartialObjectMetadata`` (see :meth:`for_`).
             predicates: filters for this watch.
-            only_controller: only follow the ``controller: true`` owner reference (default,
-                C11); False follows every owner reference of the ``for_`` kind.
+            only_controller: only follow the ``controller: true`` owner reference (C11; the
+                default); False follows every owner reference of the ``for_`` kind.
             namespace, label_selector: restrict the informer.
         """
 

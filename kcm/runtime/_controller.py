@@ -79,8 +79,8 @@ class Controller(Generic[K]):
         reconciler: what to call for each key.
         max_concurrent_reconciles: number of worker tasks (default 1, as controller-runtime).
         rate_limiter: retry policy for failed keys. Default: per-key exponential backoff from
-            5 ms doubling to 1000 s and **no** global token bucket (controller-runtime since
-            v0.23, B15); the per-key failure map is bounded (B16).
+            5 ms doubling to 1000 s and **no** global token bucket (C6, B15: controller-runtime
+            since v0.23); the per-key failure map is bounded (B16).
         clock: the clock the backoff, ``requeue_after`` and shutdown grace run on.
         metrics: a registry to report controller-runtime's and the work queue's metrics to
             (C26); None reports nothing.
@@ -97,14 +97,14 @@ class Controller(Generic[K]):
 
     Guarantees:
         * A key is never reconciled by two workers at once, and a key added while it is being
-          reconciled is reconciled once more afterwards (the queue's stingy contract, Q4).
+          reconciled is reconciled once more afterwards (Q4: the queue's stingy contract).
         * Outcomes (C2): an exception requeues with the key's backoff, unless it is a
           :class:`TerminalError` (then only logged and counted); ``Result(requeue_after=d)``
           resets the backoff and requeues after ``d`` seconds; ``Result(requeue=True)``
           requeues with backoff; anything else resets the backoff.
         * An exception never stops a worker; it is logged at ERROR with its traceback, the
-          controller and the key. A :class:`~kcm.errors.Conflict` (409, usually a stale cache
-          read after the reconciler's own write, B22) is logged at INFO without a traceback;
+          controller and the key. A :class:`~kcm.errors.Conflict` (B22: a 409, usually a stale
+          cache read after the reconciler's own write) is logged at INFO without a traceback;
           it is still retried with backoff and counted as an error.
 
     Raises:

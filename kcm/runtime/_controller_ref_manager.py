@@ -1,6 +1,6 @@
 """Claiming children: adopt matching orphans, release owned children that stopped matching.
 
-client-go's ``BaseControllerRefManager.ClaimObject`` (controllers.md §0), shared by every
+client-go's ``BaseControllerRefManager.ClaimObject`` (§0), shared by every
 controller that manages children by a label selector (ReplicaSet pods, Deployment
 ReplicaSets, Job pods, ...). It never touches a child that another controller owns.
 """

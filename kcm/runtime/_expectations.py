@@ -1,6 +1,6 @@
 """Expectations: remember the creates and deletes a controller issued until its cache sees them.
 
-client-go's ``ControllerExpectations`` (controllers.md §0). A controller that creates N pods
+client-go's ``ControllerExpectations`` (§0). A controller that creates N pods
 and syncs again before its informer has delivered them would see too few pods and create
 them again. So before issuing writes it records "expect N adds / M deletes" for the owner's
 key; informer events lower the counts; while any are outstanding the owner is not managed

@@ -1,4 +1,4 @@
-"""The manager: one client, one informer factory, leader election, health and metrics (C17-C20).
+"""The manager: one client, one informer factory, leader election, health and metrics (C20-C25).
 
 controller-runtime's ``manager.Manager`` on anyio. :meth:`Manager.run` starts, in order, the
 HTTP endpoint, the informers (and waits for their caches), the runnables that do not need

@@ -22,7 +22,7 @@ T = TypeVar("T", bound=Hashable)
 
 
 class DelayingQueue(Queue[T]):
-    """A :class:`Queue` whose keys can also be added after a delay (client-go Q9-Q11).
+    """A :class:`Queue` whose keys can also be added after a delay (Q9-Q11).
 
     One waiter task moves keys whose time has come into the queue. Run it either by entering
     the queue as a context manager (it owns a task group; leaving shuts the queue down)::

@@ -39,7 +39,7 @@ class Queue(Generic[T]):
             except ShutDown:
                 break
 
-    Guarantees (client-go Q1-Q7):
+    Guarantees (Q1-Q7):
         * Deduplicated: a key added any number of times before a worker takes it is handed out
           once.
         * Stingy: a key is never handed to two workers at once. A key added while it is being

@@ -63,7 +63,7 @@ class ItemExponentialFailureRateLimiter:
     With the defaults the delays are 5 ms, 10 ms, 20 ms, ... and reach the 1000 s cap on the
     19th consecutive failure, exactly as client-go's ``DefaultControllerRateLimiter``.
 
-    Unlike client-go (where the failure map grows until ``forget`` is called, B16), the failure
+    Unlike client-go, where the failure map grows until ``forget`` is called (B16), the failure
     counts live in a :class:`cachetools.TTLCache` on the injected clock: an entry expires
     ``ttl`` seconds after the item's last failure (default: twice ``max_delay``, so an item that
     keeps failing is never reset early) and at most ``max_tracked`` items are remembered (the
@@ -153,7 +153,7 @@ class BucketRateLimiter:
 
     Caveats:
         Because every call reserves, a mass failure builds a growing *global* delay: 10,000
-        failures at 10 qps push the last retry ~16 minutes out (client-go issue B15). Wrap it in
+        failures at 10 qps push the last retry ~16 minutes out (B15). Wrap it in
         :class:`WithMaxWaitRateLimiter` to cap the wait, or leave it out of the limiter.
     """
 

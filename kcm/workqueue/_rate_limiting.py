@@ -18,7 +18,7 @@ T = TypeVar("T", bound=Hashable)
 
 
 class RateLimitingQueue(DelayingQueue[T]):
-    """A :class:`DelayingQueue` with per-key retry backoff (client-go Q12).
+    """A :class:`DelayingQueue` with per-key retry backoff (Q12).
 
     A controller worker calls :meth:`add_rate_limited` when reconciling a key failed and
     :meth:`forget` when it succeeded. Run it like a :class:`DelayingQueue`

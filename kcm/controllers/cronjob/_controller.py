@@ -1,5 +1,5 @@
-"""The CronJob controller: creates a Job at each scheduled time (kube-controller-manager's
-``cronjob``, the v2 controller, controllers.md §9).
+"""The CronJob controller: creates a Job at each scheduled time (§9: kube-controller-manager's
+``cronjob``, the v2 controller).
 
 Each sync of one CronJob reconciles ``status.active`` with the Jobs it controls (by
 controllerRef name), then, unless suspended or deleting, works out the most recent start

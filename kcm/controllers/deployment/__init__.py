@@ -1,6 +1,6 @@
 """The Deployment controller: rolls Deployments out through ReplicaSets.
 
-kube-controller-manager's ``deployment`` controller (controllers.md §1): RollingUpdate
+kube-controller-manager's ``deployment`` controller (§1): RollingUpdate
 (maxSurge/maxUnavailable) and Recreate, the ``pod-template-hash`` label and ReplicaSet names,
 revisions and revision history, revisionHistoryLimit cleanup, rollback, pause/resume,
 proportional scaling, the progress deadline with ``Progressing``/``Available`` conditions.

@@ -1,6 +1,6 @@
 """The Deployment controller: rolls Deployments out through ReplicaSets.
 
-kube-controller-manager's ``deployment`` controller (controllers.md §1). Each sync of one
+kube-controller-manager's ``deployment`` controller (§1). Each sync of one
 Deployment:
 
 1. reads it from the cache (gone: stop; selector ``{}``: Warning ``SelectingAll``, stop);

@@ -1,6 +1,6 @@
 """The Job controller: runs a Job's pods until enough succeed, or the Job fails.
 
-kube-controller-manager's ``job`` controller (controllers.md §8, with the finalizer-based
+kube-controller-manager's ``job`` controller (§8; with the finalizer-based
 tracking of Kubernetes 1.26+). Each sync of one Job:
 
 1. claims the pods its selector matches (adopting orphans with the tracking finalizer);

@@ -1,6 +1,6 @@
 """The ReplicaSet controller: keeps ``spec.replicas`` pods of each ReplicaSet running.
 
-kube-controller-manager's ``replicaset`` controller (controllers.md §2): pods are created from
+kube-controller-manager's ``replicaset`` controller (§2): pods are created from
 the template in slow-start batches and deleted by rank, orphans matching the selector are
 adopted and pods that stop matching are released, expectations keep a slow informer from
 causing double creates, and the status reports replicas, fullyLabeledReplicas, readyReplicas,

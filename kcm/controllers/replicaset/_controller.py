@@ -1,6 +1,6 @@
 """The replica manager: keeps ``spec.replicas`` pods running for ReplicaSet-like owners.
 
-kube-controller-manager's ``pkg/controller/replicaset`` (controllers.md §2). One
+kube-controller-manager's ``pkg/controller/replicaset`` (§2). One
 :class:`ReplicaManager` serves one owner kind, described by a :class:`ReplicaKind`; the
 ReplicaSet controller and the ReplicationController controller are both thin wrappers.
 

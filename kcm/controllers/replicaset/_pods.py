@@ -1,7 +1,7 @@
 """Pure pod helpers: activity, readiness, availability, deletion ranking, pods from templates.
 
 kube-controller-manager's ``controller_utils.go`` and ``podutil`` as the ReplicaSet controller
-uses them (controllers.md §0 "Pod predicates", §2 "Which pods are deleted first").
+uses them: the pod predicates and which pods are deleted first (§0, §2).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Slow-start batching: run a call ``count`` times in batches of 1, 2, 4, ... (controllers.md §0).
+"""Slow-start batching: run a call ``count`` times in batches of 1, 2, 4, ... (§0).
 
 A controller that cannot create pods (quota, admission, a broken API) then fails one call,
 not hundreds; a healthy one needs about log2(count) + 1 rounds.

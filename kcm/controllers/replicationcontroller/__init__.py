@@ -1,6 +1,6 @@
 """The ReplicationController controller: the ReplicaSet controller for core/v1 RCs.
 
-kube-controller-manager's ``replicationcontroller`` controller (controllers.md §2): the
+kube-controller-manager's ``replicationcontroller`` controller (§2): the
 same behaviour as :mod:`kcm.controllers.replicaset`, whose public machinery it reuses.
 See docs/controllers.md.
 """

@@ -1,5 +1,5 @@
 """The TTL-after-finished controller: deletes finished Jobs ``ttlSecondsAfterFinished`` after
-they finished (kube-controller-manager's ``ttl-after-finished``, controllers.md §14).
+they finished (§14: kube-controller-manager's ``ttl-after-finished``).
 
 A Job is considered when it is not being deleted, has ``spec.ttlSecondsAfterFinished`` and a
 True ``Complete`` or ``Failed`` condition; it finished at that condition's

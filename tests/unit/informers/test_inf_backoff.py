@@ -1,4 +1,4 @@
-"""Backoff: the exact client-go R2 sequence, jitter bounds, cap and the quiet-period reset."""
+"""Backoff: the exact client-go sequence (R2), jitter bounds, cap and the quiet-period reset."""
 
 from __future__ import annotations
 

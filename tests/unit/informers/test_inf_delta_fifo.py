@@ -37,7 +37,7 @@ def test_keys_queued_once_in_first_enqueue_order_deltas_kept() -> None:
     key, deltas, initial = fifo.pop()  # type: ignore[misc]
     assert key == A
     assert not initial
-    # F6: consecutive updates are all kept
+    # consecutive updates are all kept (F6)
     assert kinds(deltas) == [
         ("Added", "1", False),
         ("Updated", "3", False),
@@ -45,14 +45,14 @@ def test_keys_queued_once_in_first_enqueue_order_deltas_kept() -> None:
     ]
     fifo.update(cm("a", 5))
     assert fifo.keys() == [B, A]  # re-queued at the back after its pop
-    assert fifo.has_synced  # F10: an add came first
+    assert fifo.has_synced  # an add came first (F10)
 
 
 def test_delete_ignored_for_unknown_keys_and_deduplicated() -> None:
     idx: Indexer[ConfigMap] = Indexer()
     fifo: DeltaFIFO[ConfigMap] = DeltaFIFO(known_objects=idx)
     fifo.delete(cm("zz"))
-    assert len(fifo) == 0  # F5: neither known nor pending
+    assert len(fifo) == 0  # neither known nor pending (F5)
     idx.add(cm("a", 1))
     fifo.delete(cm("a", 2))
     fifo.delete(cm("a", 3))
@@ -80,7 +80,7 @@ def test_replace_emits_replaced_and_tombstones_for_queued_and_cached() -> None:
     idx.add(cm("a", 1))  # cached, missing from the list
     idx.add(cm("b", 1))  # cached, listed again
     fifo: DeltaFIFO[ConfigMap] = DeltaFIFO(known_objects=idx)
-    fifo.add(cm("c", 2))  # queued only, missing from the list (B10 ghost)
+    fifo.add(cm("c", 2))  # queued only, missing from the list (B10: a ghost)
     fifo.replace([cm("b", 3)], "9")
     got = {key: kinds(deltas) for key, deltas, _ in drain(fifo)}
     assert got == {

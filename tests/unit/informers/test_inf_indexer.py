@@ -32,7 +32,7 @@ def test_add_get_update_delete_and_namespace_index() -> None:
     assert idx.delete(ObjectKey("x", "a")) is None
     assert names(idx.by_index(NAMESPACE_INDEX, "x")) == ["b"]
     idx.delete(ObjectKey("x", "b"))
-    # S4/B8: empty buckets are dropped.
+    # empty buckets are dropped (S4, B8).
     assert idx.list_index_func_values(NAMESPACE_INDEX) == ["y"]
 
 

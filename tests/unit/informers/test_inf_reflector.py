@@ -107,7 +107,7 @@ class Harness:
         return [(kind, kw.get("resource_version")) for kind, kw in self.lw.calls]
 
 
-# -- R17 as a table -------------------------------------------------------------------------
+# -- the outcome table (R17) ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -167,7 +167,7 @@ def test_r17_table_is_complete() -> None:
     assert set(WATCH_OUTCOME_ACTIONS) == set(WatchOutcome)
 
 
-# -- R7/R8: relist RV and page size ---------------------------------------------------------
+# -- relist RV and page size (R7, R8) -----------------------------------------------------
 
 
 def test_relist_rv_and_page_size_rules() -> None:
@@ -222,7 +222,7 @@ async def test_paged_list_concatenates_pages_and_keeps_first_rv() -> None:
     )
     await h.play()
     assert h.store.ops == [("replace", ["a", "b", "c"], "10")]
-    # An RV=0 list came back paginated: the watch cache is off, keep paging (R8 step 2).
+    # An RV=0 list came back paginated: the watch cache is off, keep paging (R8: step 2).
     assert h.reflector.list_page_size("42") == 500
 
 
@@ -267,7 +267,7 @@ async def test_list_410_at_last_rv_falls_back_to_consistent_read() -> None:
         ListStep([cm("a")], rv="10"),
         WatchStep([ev("ADDED", cm("b", 12)), ResourceExpired("too old")]),
         ListStep(error=ResourceExpired("too old"), expect={"resource_version": "12"}),
-        # R10: retried at once with RV="" and the same pager settings (unpaginated).
+        # Retried at once with RV="" and the same pager settings, unpaginated (R10).
         ListStep([cm("b")], rv="30", expect={"resource_version": None, "limit": None}),
         WatchStep(hold=True, expect={"resource_version": "30"}),
     )

@@ -104,7 +104,7 @@ async def test_handlers_see_list_then_watch_events_after_the_cache() -> None:
         ("update", "a", "1", "12"),
         ("delete", "b", "13", False),
     ]
-    assert cache_had_it == [True, True, True]  # I2: notified after the cache update
+    assert cache_had_it == [True, True, True]  # notified after the cache update (I2)
     assert names(lister.list()) == ["a", "c"]
     assert w.informer.has_synced
     assert w.informer.last_sync_resource_version == "13"
@@ -129,7 +129,7 @@ async def test_relist_emits_tombstones_and_real_updates_only() -> None:
     assert sorted(after_relist) == [
         ("add", "c", "20", False),
         ("delete", "b", "2", True),  # final state unknown: the last state the cache had
-        ("update", "d", "11", "21"),  # I4: identity is the key; the UID changed
+        ("update", "d", "11", "21"),  # identity is the key; the UID changed (I4)
     ]
     assert uids[-1] == ("uid-d", "uid-d2")
     assert names(w.informer.lister().list()) == ["a", "c", "d"]

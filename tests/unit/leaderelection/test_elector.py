@@ -194,7 +194,7 @@ async def test_renews_every_retry_period_on_the_fast_path(
         assert store.record.renew_time == fake_clock.now()
         assert store.record.acquire_time == acquired.acquire_time
         await fake_clock.advance(20)
-        # One update per 2 s, never a GET (L10 fast path).
+        # One update per 2 s, never a GET (L10: the fast path).
         assert a.lock.calls == ["get", "create"] + ["update"] * 11
         assert a.elector.lease_valid_for() == pytest.approx(12)
         a.elector.check()
@@ -339,7 +339,7 @@ async def test_fresh_candidate_waits_a_full_lease_even_for_an_abandoned_record(
     b = Candidate(fake_clock, store, "b")
     async with running(b):
         await fake_clock.advance(14.9)
-        assert not b.leading  # B18: no trust in another machine's timestamps
+        assert not b.leading  # no trust in another machine's timestamps (B18)
         await fake_clock.advance(4.5)
         assert b.leading
         assert store.record.leader_transitions == 8
@@ -353,7 +353,7 @@ async def test_holders_lease_duration_is_honoured(
     b = Candidate(fake_clock, store, "b")  # configured for 15 s
     async with running(b):
         await fake_clock.advance(59)
-        assert not b.leading  # B19: the holder's 60 s apply, not our 15 s
+        assert not b.leading  # the holder's 60 s apply, not our 15 s (B19)
         await fake_clock.advance(5.5)
         assert b.leading
 

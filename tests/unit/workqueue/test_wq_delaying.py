@@ -70,7 +70,7 @@ async def test_plain_add_of_a_waiting_item_makes_it_ready_and_the_delay_fires_ag
         item = q.get_nowait()
         q.done(item)
         await clock.advance(5)
-        assert len(q) == 1  # Q11: the heap entry still fires one more add
+        assert len(q) == 1  # the heap entry still fires one more add (Q11)
 
 
 async def test_a_new_earlier_item_wakes_the_waiter() -> None:

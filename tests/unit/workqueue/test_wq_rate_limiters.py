@@ -95,7 +95,7 @@ def test_bucket_mass_failure_builds_a_global_delay_unless_capped() -> None:
     clock = FakeClock()
     bucket = BucketRateLimiter(clock=clock)
     delays = [bucket.when(i) for i in range(10_000)]
-    assert delays[-1] == pytest.approx(990.0)  # B15: (10000 - 100) / 10 qps
+    assert delays[-1] == pytest.approx(990.0)  # (10000 - 100) / 10 qps (B15)
     capped = WithMaxWaitRateLimiter(BucketRateLimiter(clock=clock), 60.0)
     assert max(capped.when(i) for i in range(10_000)) == 60.0
 
