@@ -167,10 +167,12 @@ class DeltaFIFO(Generic[T]):
                 return
         self._queue_action(_DELETED, obj, key, False)
 
-    def replace(self, objects: Iterable[T], resource_version: str | None = None) -> None:
+    def replace(self, objects: Iterable[T]) -> None:
         """Queue the result of a relist: REPLACED for every listed object and a DELETED
-        tombstone for every queued or cached key the list no longer has (F7)."""
-        del resource_version  # kept for the Store shape; the informer tracks RVs itself
+        tombstone for every queued or cached key the list no longer has (F7).
+
+        The list's resourceVersion stays with the reflector, which tracks RVs itself.
+        """
         transform = self.transform
         key_func = self._key_func
         listed: set[ObjectKey] = set()
@@ -200,10 +202,9 @@ class DeltaFIFO(Generic[T]):
             self._waiter.set()
             self._waiter = None
 
-    def bookmark(self, resource_version: str) -> None:
+    def bookmark(self) -> None:
         """Note progress without a change (a watch BOOKMARK): wakes the consumer so that
-        "has the cache reached RV X" waiters can be answered."""
-        del resource_version
+        "has the cache reached RV X" waiters can be answered (the RV is the reflector's)."""
         waiter = self._waiter
         if waiter is not None:
             self._waiter = None

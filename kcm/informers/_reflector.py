@@ -82,13 +82,11 @@ class ReflectorStore(Protocol[T_contra]):
 
     def delete(self, obj: T_contra, /) -> None: ...
 
-    def replace(
-        self, objects: Iterable[T_contra], resource_version: str | None = None, /
-    ) -> None: ...
+    def replace(self, objects: Iterable[T_contra], /) -> None: ...
 
     def resync(self) -> None: ...
 
-    def bookmark(self, resource_version: str, /) -> None: ...
+    def bookmark(self) -> None: ...
 
 
 class WatchOutcome(enum.Enum):
@@ -391,7 +389,7 @@ class Reflector(Generic[T]):
                 self._unavailable = True
                 items, rv = await self._paged_list(self.relist_resource_version(), limit)
             self._unavailable = False
-            self._store.replace(items, rv)
+            self._store.replace(items)
             list_page_decoded(len(items))  # the queued deltas
             del items
         self._last_sync_rv = rv
@@ -460,7 +458,7 @@ class Reflector(Generic[T]):
             rv = obj.metadata.resource_version
             if rv:
                 self._last_sync_rv = rv
-                self._store.bookmark(rv)
+                self._store.bookmark()
             return
         else:
             raise WatchDecodeError(f"unexpected watch event type {kind!r}")
@@ -639,7 +637,7 @@ class Reflector(Generic[T]):
             annotations = obj.metadata.annotations or {}
             if annotations.get(INITIAL_EVENTS_END_ANNOTATION) == "true":
                 rv = obj.metadata.resource_version or ""
-                self._store.replace(list(temp.values()), rv)
+                self._store.replace(list(temp.values()))
                 self._last_sync_rv = rv
                 self._unavailable = False
                 self._watch_list_failures = 0

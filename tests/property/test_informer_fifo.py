@@ -132,7 +132,7 @@ class FifoIndexerMachine(RuleBasedStateMachine):
 
     @rule()
     def relist(self) -> None:
-        self.fifo.replace(list(self.server.values()), str(self.rv))
+        self.fifo.replace(list(self.server.values()))
         self.synced_once = True
         self.missed = False
 

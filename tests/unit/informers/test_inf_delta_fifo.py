@@ -67,11 +67,11 @@ def test_dedup_keeps_the_real_final_state_over_a_tombstone() -> None:
     idx: Indexer[ConfigMap] = Indexer()
     idx.add(cm("a", 1))
     fifo: DeltaFIFO[ConfigMap] = DeltaFIFO(known_objects=idx)
-    fifo.replace([], "5")  # tombstone for a
+    fifo.replace([])  # tombstone for a
     assert kinds(fifo.pending(A)) == [("Deleted", "1", True)]
     fifo.delete(cm("a", 4))  # the watch delivers the real delete late
     assert kinds(fifo.pending(A)) == [("Deleted", "4", False)]
-    fifo.replace([], "6")  # a second tombstone does not replace the real one
+    fifo.replace([])  # a second tombstone does not replace the real one
     assert kinds(fifo.pending(A)) == [("Deleted", "4", False)]
 
 
@@ -81,7 +81,7 @@ def test_replace_emits_replaced_and_tombstones_for_queued_and_cached() -> None:
     idx.add(cm("b", 1))  # cached, listed again
     fifo: DeltaFIFO[ConfigMap] = DeltaFIFO(known_objects=idx)
     fifo.add(cm("c", 2))  # queued only, missing from the list (B10: a ghost)
-    fifo.replace([cm("b", 3)], "9")
+    fifo.replace([cm("b", 3)])
     got = {key: kinds(deltas) for key, deltas, _ in drain(fifo)}
     assert got == {
         C: [("Added", "2", False), ("Deleted", "2", True)],
@@ -93,7 +93,7 @@ def test_replace_emits_replaced_and_tombstones_for_queued_and_cached() -> None:
 def test_first_replace_sets_initial_population() -> None:
     fifo: DeltaFIFO[ConfigMap] = DeltaFIFO(known_objects=Indexer())
     assert not fifo.has_synced
-    fifo.replace([cm("a"), cm("b")], "3")
+    fifo.replace([cm("a"), cm("b")])
     assert not fifo.has_synced
     first = fifo.pop()
     assert first is not None
@@ -111,7 +111,7 @@ def test_first_replace_sets_initial_population() -> None:
 
 def test_empty_first_replace_is_synced() -> None:
     fifo: DeltaFIFO[ConfigMap] = DeltaFIFO()
-    fifo.replace([], "1")
+    fifo.replace([])
     assert fifo.has_synced
 
 
@@ -140,7 +140,7 @@ def test_transform_applies_to_entering_objects_not_tombstones_or_syncs() -> None
     fifo.add(cm("a"))
     fifo.update(cm("a"))
     fifo.delete(cm("a"))
-    fifo.replace([cm("b")], "2")  # k gets a tombstone, untransformed
+    fifo.replace([cm("b")])  # k gets a tombstone, untransformed
     assert seen == ["a", "a", "a", "b"]
     fifo2: DeltaFIFO[ConfigMap] = DeltaFIFO(known_objects=idx, transform=tag)
     fifo2.resync()

@@ -52,15 +52,13 @@ class RecordingStore:
     def delete(self, obj: ConfigMap, /) -> None:
         self.ops.append(("delete", obj.metadata.name, obj.metadata.resource_version))
 
-    def replace(self, objects: Iterable[ConfigMap], resource_version: str | None = None, /) -> None:
-        self.ops.append(
-            ("replace", sorted(o.metadata.name or "" for o in objects), resource_version)
-        )
+    def replace(self, objects: Iterable[ConfigMap], /) -> None:
+        self.ops.append(("replace", sorted(o.metadata.name or "" for o in objects)))
 
     def resync(self) -> None:
         self.ops.append(("resync",))
 
-    def bookmark(self, resource_version: str, /) -> None:
+    def bookmark(self) -> None:
         pass
 
 
@@ -202,7 +200,7 @@ async def test_list_then_watch_from_the_list_rv_with_bookmarks() -> None:
         ),
     )
     await h.play()
-    assert h.store.ops == [("replace", ["a", "b"], "10"), ("add", "c", "11"), ("update", "a", "12")]
+    assert h.store.ops == [("replace", ["a", "b"]), ("add", "c", "11"), ("update", "a", "12")]
     assert h.reflector.last_sync_resource_version == "15"  # bookmarks move the RV (R15)
     timeout = h.lw.calls[1][1]["timeout_seconds"]
     assert 300 <= timeout < 600
@@ -221,7 +219,8 @@ async def test_paged_list_concatenates_pages_and_keeps_first_rv() -> None:
         WatchStep(hold=True, expect={"resource_version": "10"}),
     )
     await h.play()
-    assert h.store.ops == [("replace", ["a", "b", "c"], "10")]
+    assert h.store.ops == [("replace", ["a", "b", "c"])]
+    assert h.reflector.last_sync_resource_version == "10"  # the first page's RV
     # An RV=0 list came back paginated: the watch cache is off, keep paging (R8: step 2).
     assert h.reflector.list_page_size("42") == 500
 
@@ -234,7 +233,8 @@ async def test_expired_continue_token_falls_back_to_one_full_list() -> None:
         WatchStep(hold=True, expect={"resource_version": "13"}),
     )
     await h.play()
-    assert h.store.ops == [("replace", ["a", "b"], "13")]
+    assert h.store.ops == [("replace", ["a", "b"])]
+    assert h.reflector.last_sync_resource_version == "13"
 
 
 async def test_normal_close_rewatches_from_last_rv_without_relisting() -> None:
@@ -258,7 +258,8 @@ async def test_expired_watch_relists_at_last_rv_after_one_backoff() -> None:
     )
     await h.play()
     assert h.errors == []  # 410 is routine, not reported
-    assert h.store.ops[-1] == ("replace", ["a", "b"], "20")
+    assert h.store.ops[-1] == ("replace", ["a", "b"])
+    assert h.reflector.last_sync_resource_version == "20"
     assert h.clock.monotonic() - 1000 == pytest.approx(0.8)  # exactly one backoff delay
 
 
@@ -272,7 +273,7 @@ async def test_list_410_at_last_rv_falls_back_to_consistent_read() -> None:
         WatchStep(hold=True, expect={"resource_version": "30"}),
     )
     await h.play()
-    assert h.store.ops[-1] == ("replace", ["b"], "30")
+    assert h.store.ops[-1] == ("replace", ["b"])
     assert h.reflector.relist_resource_version() == "30"  # the unavailable flag is cleared
 
 
@@ -283,7 +284,8 @@ async def test_too_large_rv_also_falls_back() -> None:
         WatchStep(hold=True),
     )
     await h.play()
-    assert h.store.ops == [("replace", ["a"], "3")]
+    assert h.store.ops == [("replace", ["a"])]
+    assert h.reflector.last_sync_resource_version == "3"
 
 
 async def test_very_short_watch_relists_after_backoff_and_reports() -> None:
@@ -352,7 +354,8 @@ async def test_malformed_line_is_reported_and_the_reflector_relists() -> None:
     await h.play()
     assert len(h.errors) == 1
     assert isinstance(h.errors[0], WatchDecodeError)
-    assert h.store.ops[-1] == ("replace", ["a", "b"], "11")
+    assert h.store.ops[-1] == ("replace", ["a", "b"])
+    assert h.reflector.last_sync_resource_version == "11"
 
 
 async def test_list_errors_back_off_exponentially_and_are_reported() -> None:
@@ -417,9 +420,24 @@ async def test_watch_list_streams_the_initial_state_then_keeps_the_stream() -> N
         watch_list=True,
     )
     await h.play()
-    assert h.store.ops == [("replace", ["a", "b"], "9"), ("update", "a", "10")]
+    assert h.store.ops == [("replace", ["a", "b"]), ("update", "a", "10")]
     assert h.reflector.last_sync_resource_version == "10"
     assert h.reflector.watch_list_enabled
+
+
+async def test_watch_list_sync_point_is_the_end_bookmark_rv() -> None:
+    h = Harness(
+        WatchStep(
+            [ev("ADDED", cm("a", 3)), bookmark(9, end=True)],
+            duration=300,
+            expect={"send_initial_events": True},
+        ),
+        WatchStep(hold=True, expect={"resource_version": "9", "send_initial_events": None}),
+        watch_list=True,
+    )
+    await h.play()
+    assert h.store.ops == [("replace", ["a"])]
+    assert [k for k, _ in h.calls()] == ["watch", "watch"]  # re-watched, no relist
 
 
 async def test_watch_list_without_end_bookmark_times_out_and_falls_back_to_list() -> None:
@@ -433,7 +451,8 @@ async def test_watch_list_without_end_bookmark_times_out_and_falls_back_to_list(
     await h.play()
     assert [type(e) for e in h.errors] == [WatchListTimeoutError]
     assert h.clock.monotonic() - 1000 == pytest.approx(30)
-    assert h.store.ops == [("replace", ["a"], "7")]
+    assert h.store.ops == [("replace", ["a"])]
+    assert h.reflector.last_sync_resource_version == "7"
     assert not h.reflector.watch_list_enabled  # remembered (D9)
 
 
