@@ -54,7 +54,6 @@ class Indexer(Generic[T]):
         self._items: dict[ObjectKey, T] = {}
         self._indexers: dict[str, IndexFunc[T]] = {NAMESPACE_INDEX: namespace_index_func}
         self._indices: dict[str, dict[str, set[ObjectKey]]] = {NAMESPACE_INDEX: {}}
-        self._resource_version: str | None = None
         if indexers:
             self.add_indexers(indexers)
 
@@ -88,11 +87,6 @@ class Indexer(Generic[T]):
     def items(self) -> builtins.list[tuple[ObjectKey, T]]:
         """A snapshot list of (key, object) pairs."""
         return list(self._items.items())
-
-    @property
-    def resource_version(self) -> str | None:
-        """The resourceVersion of the last write or bookmark the store saw (S11), or None."""
-        return self._resource_version
 
     def indexers(self) -> dict[str, IndexFunc[T]]:
         """The registered index functions by name (a copy)."""
@@ -161,11 +155,6 @@ class Indexer(Generic[T]):
         self._indexers.update(indexers)
         self._indices.update(built)
 
-    def set_resource_version(self, resource_version: str | None) -> None:
-        """Record the RV of a bookmark (or any write the store did not see as an object)."""
-        if resource_version:
-            self._resource_version = resource_version
-
     def upsert(self, key: ObjectKey, obj: T) -> T | None:
         """Store ``obj`` under ``key`` (add or replace) and return the previous object.
 
@@ -205,9 +194,6 @@ class Indexer(Generic[T]):
                     else:
                         bucket.add(key)
         self._items[key] = obj
-        rv = obj.metadata.resource_version
-        if rv:
-            self._resource_version = rv
         return old
 
     def add(self, obj: T) -> T | None:
@@ -227,7 +213,7 @@ class Indexer(Generic[T]):
                 self._discard(index, value, key)
         return old
 
-    def replace(self, objects: Iterable[T], resource_version: str | None = None) -> None:
+    def replace(self, objects: Iterable[T]) -> None:
         """Swap the whole content for ``objects`` and rebuild every index (S2).
 
         Raises:
@@ -247,8 +233,6 @@ class Indexer(Generic[T]):
             indices[name] = index
         self._items = items
         self._indices = indices
-        if resource_version:
-            self._resource_version = resource_version
 
     @staticmethod
     def _discard(index: dict[str, set[ObjectKey]], value: str, key: ObjectKey) -> None:

@@ -88,22 +88,18 @@ def test_failing_index_function_leaves_store_unchanged() -> None:
     assert idx.index_keys("bad", "v") == [ObjectKey("default", "a")]
     assert ObjectKey("default", "boom") not in idx
     with pytest.raises(RuntimeError):
-        idx.replace([cm("x"), cm("boom")], "9")
+        idx.replace([cm("x"), cm("boom")])
     assert idx.keys() == [ObjectKey("default", "a")]
 
 
 def test_replace_swaps_content_and_rebuilds_indices() -> None:
     idx: Indexer[ConfigMap] = Indexer(indexers={"team": by_team})
     idx.add(cm("a", labels={"teams": "red"}))
-    idx.replace([cm("b", 5, ns="z", labels={"teams": "blue"})], "7")
+    idx.replace([cm("b", 5, ns="z", labels={"teams": "blue"})])
     assert names(idx.list()) == ["b"]
     assert idx.list_index_func_values("team") == ["blue"]
     assert idx.list_index_func_values(NAMESPACE_INDEX) == ["z"]
-    assert idx.resource_version == "7"
-    idx.add(cm("c", 9))
-    assert idx.resource_version == "9"
-    idx.set_resource_version("11")
-    assert idx.resource_version == "11"
+    assert idx.by_index("team", "red") == []
 
 
 def test_object_without_name_has_no_key() -> None:
