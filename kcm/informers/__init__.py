@@ -14,7 +14,6 @@ from ._delta_fifo import Delta as Delta
 from ._delta_fifo import DeltaFIFO as DeltaFIFO
 from ._delta_fifo import DeltaType as DeltaType
 from ._delta_fifo import KnownObjects as KnownObjects
-from ._delta_fifo import Transform as Transform
 from ._factory import InformerKey as InformerKey
 from ._factory import SharedInformerFactory as SharedInformerFactory
 from ._handlers import HandlerRegistration as HandlerRegistration
@@ -43,6 +42,7 @@ from ._shared_informer import SharedIndexInformer as SharedIndexInformer
 from ._shared_informer import wait_for_cache_sync as wait_for_cache_sync
 from ._sharing import PartSharer as PartSharer
 from ._sharing import compact as compact
+from ._transforms import Transform as Transform
 from ._transforms import strip_managed_fields as strip_managed_fields
 from ._types import KubeObject as KubeObject
 from ._types import ListerWatcher as ListerWatcher

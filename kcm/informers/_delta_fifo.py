@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Generic, NamedTuple, Protocol, TypeVar, final
 
 import anyio
@@ -17,13 +17,10 @@ import anyio
 from ._keys import KeyFunc, ObjectKey, meta_namespace_key
 from ._types import KubeObject
 
-__all__ = ["Delta", "DeltaFIFO", "DeltaType", "KnownObjects", "Transform"]
+__all__ = ["Delta", "DeltaFIFO", "DeltaType", "KnownObjects"]
 
 T = TypeVar("T", bound=KubeObject)
 T_co = TypeVar("T_co", covariant=True)
-
-Transform = Callable[[T], T]
-"""Applied once to every object entering the cache (e.g. to strip managedFields)."""
 
 
 class DeltaType(enum.Enum):
@@ -80,7 +77,8 @@ class DeltaFIFO(Generic[T]):
     Args:
         key_func: maps an object to its key.
         known_objects: the cache (the informer's indexer), used for deletions and resyncs.
-        transform: applied to each object entering the queue (never to tombstones or syncs).
+
+    Objects are queued as given: the informer's transform runs earlier, in the reflector.
     """
 
     def __init__(
@@ -88,11 +86,9 @@ class DeltaFIFO(Generic[T]):
         *,
         key_func: KeyFunc = meta_namespace_key,
         known_objects: KnownObjects[T] | None = None,
-        transform: Transform[T] | None = None,
     ) -> None:
         self._key_func = key_func
         self._known = known_objects
-        self.transform = transform
         self._items: dict[ObjectKey, list[Delta[T]]] = {}
         self._queue: deque[ObjectKey] = deque()
         self._populated = False
@@ -141,15 +137,11 @@ class DeltaFIFO(Generic[T]):
     def add(self, obj: T) -> None:
         """Queue an ADDED delta (a watch ADDED event)."""
         self._populated = True
-        if self.transform is not None:
-            obj = self.transform(obj)
         self._queue_action(_ADDED, obj, self._key_func(obj), False)
 
     def update(self, obj: T) -> None:
         """Queue an UPDATED delta (a watch MODIFIED event)."""
         self._populated = True
-        if self.transform is not None:
-            obj = self.transform(obj)
         self._queue_action(_UPDATED, obj, self._key_func(obj), False)
 
     def delete(self, obj: T) -> None:
@@ -158,8 +150,6 @@ class DeltaFIFO(Generic[T]):
         Ignored when the key is neither cached nor queued (F5).
         """
         self._populated = True
-        if self.transform is not None:
-            obj = self.transform(obj)
         key = self._key_func(obj)
         if key not in self._items:
             known = self._known
@@ -173,12 +163,9 @@ class DeltaFIFO(Generic[T]):
 
         The list's resourceVersion stays with the reflector, which tracks RVs itself.
         """
-        transform = self.transform
         key_func = self._key_func
         listed: set[ObjectKey] = set()
         for obj in objects:
-            if transform is not None:
-                obj = transform(obj)
             key = key_func(obj)
             listed.add(key)
             self._queue_action(DeltaType.REPLACED, obj, key, False)

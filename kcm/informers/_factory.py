@@ -16,10 +16,10 @@ from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.models import PartialObjectMetadata, ResourceInfo, Unstructured, resource_info_for
 
-from ._delta_fifo import Transform
 from ._indexer import IndexFunc
 from ._listers import Lister
 from ._shared_informer import SharedIndexInformer
+from ._transforms import Transform
 from ._types import KubeObject, ListerWatcher
 
 __all__ = ["InformerKey", "SharedInformerFactory"]

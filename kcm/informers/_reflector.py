@@ -38,6 +38,7 @@ from kcm.errors import (
 from ._backoff import Backoff
 from ._gc_pause import gc_paused_for_list, list_page_decoded
 from ._keys import KeyFunc, ObjectKey, meta_namespace_key
+from ._transforms import Transform
 from ._types import KubeObject, ListerWatcher, WatchEventLike
 
 __all__ = [
@@ -229,7 +230,7 @@ class Reflector(Generic[T]):
         min_watch_timeout: float = 300.0,
         max_internal_error_retry_duration: float = 0.0,
         watch_error_handler: Callable[[Exception], None] = default_watch_error_handler,
-        transform: Callable[[T], T] | None = None,
+        transform: Transform[T] | None = None,
         pause_gc_during_list: bool = True,
         backoff: Backoff | None = None,
         key_func: KeyFunc = meta_namespace_key,

@@ -19,7 +19,7 @@ from anyio.abc import TaskStatus
 from kcm.clock import SYSTEM_CLOCK, Clock
 
 from ._backoff import Backoff
-from ._delta_fifo import Delta, DeltaFIFO, DeltaType, Transform
+from ._delta_fifo import Delta, DeltaFIFO, DeltaType
 from ._handlers import (
     _ADD,
     _DELETE,
@@ -34,6 +34,7 @@ from ._indexer import Indexer, IndexFunc
 from ._keys import KeyFunc, ObjectKey, meta_namespace_key
 from ._listers import Lister
 from ._reflector import Reflector, default_watch_error_handler
+from ._transforms import Transform
 from ._types import KubeObject, ListerWatcher
 
 __all__ = ["MINIMUM_RESYNC_PERIOD", "SharedIndexInformer", "wait_for_cache_sync"]
@@ -123,7 +124,7 @@ class SharedIndexInformer(Generic[T]):
         self._resource = resource
         self._key_func = key_func
         self._indexer: Indexer[T] = Indexer(key_func=key_func, indexers=indexers)
-        # The reflector applies the transform (page by page for lists), not the FIFO.
+        # The reflector applies the transform (page by page for lists).
         self._fifo: DeltaFIFO[T] = DeltaFIFO(key_func=key_func, known_objects=self._indexer)
         self._default_resync = _clamp_resync(resync_period)
         self._resync_check_period = self._default_resync

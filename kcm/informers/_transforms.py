@@ -1,16 +1,24 @@
-"""Ready-made transforms for :meth:`SharedIndexInformer.set_transform`."""
+"""The informer's transform hook: its type and a ready-made one.
+
+The reflector applies the transform to every listed or watched object before it reaches the
+DeltaFIFO (see :class:`SharedIndexInformer` ``transform=`` and ``set_transform``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import msgspec
 
 from kcm.models import Unstructured
 
-__all__ = ["strip_managed_fields"]
+__all__ = ["Transform", "strip_managed_fields"]
 
 T = TypeVar("T")
+
+Transform = Callable[[T], T]
+"""Applied once to every object entering the cache (e.g. to strip managedFields)."""
 
 
 def strip_managed_fields(obj: T) -> T:

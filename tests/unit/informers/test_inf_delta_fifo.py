@@ -127,26 +127,6 @@ def test_resync_skips_keys_with_pending_deltas() -> None:
     DeltaFIFO[ConfigMap]().resync()  # no known objects: a no-op
 
 
-def test_transform_applies_to_entering_objects_not_tombstones_or_syncs() -> None:
-    seen: list[str] = []
-
-    def tag(obj: ConfigMap) -> ConfigMap:
-        seen.append(obj.metadata.name or "")
-        return obj
-
-    idx: Indexer[ConfigMap] = Indexer()
-    idx.add(cm("k", 1))
-    fifo: DeltaFIFO[ConfigMap] = DeltaFIFO(known_objects=idx, transform=tag)
-    fifo.add(cm("a"))
-    fifo.update(cm("a"))
-    fifo.delete(cm("a"))
-    fifo.replace([cm("b")])  # k gets a tombstone, untransformed
-    assert seen == ["a", "a", "a", "b"]
-    fifo2: DeltaFIFO[ConfigMap] = DeltaFIFO(known_objects=idx, transform=tag)
-    fifo2.resync()
-    assert seen == ["a", "a", "a", "b"]
-
-
 @pytest.mark.anyio
 async def test_wait_wakes_on_first_item() -> None:
     fifo: DeltaFIFO[ConfigMap] = DeltaFIFO()

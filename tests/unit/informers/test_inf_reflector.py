@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 from inf_fakes import ListStep, ScriptedListerWatcher, WatchStep, bookmark, cm, ev
 
@@ -394,6 +395,44 @@ async def test_resync_timer_asks_should_resync() -> None:
 
     await h.play(then=tick)
     assert seen == [1, 1, 2]
+
+
+async def test_transform_applies_to_listed_and_watched_objects_not_bookmarks() -> None:
+    seen: list[str] = []
+
+    def tag(obj: ConfigMap) -> ConfigMap:
+        seen.append(obj.metadata.name or "")
+        return msgspec.structs.replace(obj, data={"transformed": "yes"})
+
+    stored: list[ConfigMap] = []
+    h = Harness(
+        ListStep([cm("a", 5), cm("b", 7)], rv="10"),
+        WatchStep(
+            [
+                ev("ADDED", cm("c", 11)),
+                ev("MODIFIED", cm("a", 12)),
+                ev("DELETED", cm("c", 13)),
+                bookmark(15),
+            ],
+            hold=True,
+        ),
+        transform=tag,
+        resync_period=10,
+    )
+    record_replace = h.store.replace
+
+    def replace(objects: Iterable[ConfigMap], /) -> None:
+        stored.extend(objects)
+        record_replace(objects)
+
+    h.store.replace = replace  # type: ignore[method-assign]
+    for op in ("add", "update", "delete"):
+        setattr(h.store, op, stored.append)
+
+    await h.play(then=lambda: h.clock.advance(10))
+    assert seen == ["a", "b", "c", "a", "c"]  # the bookmark is not transformed
+    assert [o.data for o in stored] == [{"transformed": "yes"}] * 5  # all the store got
+    assert h.store.ops == [("replace", ["a", "b"]), ("resync",)]  # resync: the store's own
 
 
 # -- watch-list (sendInitialEvents) ---------------------------------------------------------
