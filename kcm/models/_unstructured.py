@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NoReturn, overload
 
 import msgspec
@@ -181,14 +182,11 @@ class Unstructured(Mapping[str, Any]):
 
         Raises:
             msgspec.ValidationError: the metadata does not have the shape of ObjectMeta.
-            TypeError: the metadata is not JSON-compatible.
+            TypeError: a ``managedFields[].fieldsV1`` is not JSON-compatible.
         """
         meta = self._metadata
         if meta is None:
-            from ._wire import decoder  # _wire imports this module
-
-            raw = msgspec.json.encode(self._data.get("metadata") or {})
-            meta = decoder(ObjectMeta).decode(raw)
+            meta = _object_meta(self._data.get("metadata") or {})
             object.__setattr__(self, "_metadata", meta)
         return meta
 
@@ -221,3 +219,30 @@ class Unstructured(Mapping[str, Any]):
     def to_dict(self) -> dict[str, Any]:
         """A deep, mutable copy of every field."""
         return deep_copy(self._data)  # type: ignore[no-any-return]
+
+
+def _object_meta(data: Any) -> ObjectMeta:
+    """Convert a metadata dict to ``ObjectMeta`` in one pass, with the decoder's hooks, so the
+    result equals decoding its JSON (about twice as fast as encoding it and decoding that).
+    Only ``fieldsV1`` (kept as raw JSON bytes, like Go's ``FieldsV1``) is encoded:
+    ``msgspec.convert`` cannot build a ``msgspec.Raw`` from a dict."""
+    if isinstance(data, dict):
+        entries = data.get("managedFields")
+        if isinstance(entries, list) and entries:
+            data = {**data, "managedFields": [_raw_fields_v1(entry) for entry in entries]}
+    return msgspec.convert(data, ObjectMeta, dec_hook=_wire_dec_hook())
+
+
+@functools.cache
+def _wire_dec_hook() -> Callable[[Any, Any], Any]:
+    # Imported on first use, not per call (an import statement costs more than the
+    # conversion of a small ObjectMeta): _wire imports this module.
+    from ._wire import _dec_hook
+
+    return _dec_hook
+
+
+def _raw_fields_v1(entry: Any) -> Any:
+    if isinstance(entry, dict) and "fieldsV1" in entry:
+        return {**entry, "fieldsV1": msgspec.Raw(msgspec.json.encode(entry["fieldsV1"]))}
+    return entry

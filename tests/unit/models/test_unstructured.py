@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import pytest
 
 from kcm.models import ObjectList, Unstructured, WatchEvent, decode, decoder, encode, to_dict
+from kcm.models.meta_v1 import ObjectMeta
 
 WIDGET: dict[str, Any] = {
     "apiVersion": "example.com/v1",
@@ -101,3 +103,63 @@ def test_equality_and_repr() -> None:
         hash(a)
     with pytest.raises(TypeError):
         Unstructured([1, 2])  # type: ignore[arg-type]
+
+
+FULL_METADATA: dict[str, Any] = {
+    "name": "w",
+    "namespace": "shop",
+    "uid": "u-1",
+    "resourceVersion": "42",
+    "generation": 3,
+    "creationTimestamp": "2024-05-01T10:00:00Z",
+    "deletionTimestamp": "2024-05-02T10:00:00Z",
+    "deletionGracePeriodSeconds": 30,
+    "labels": {"a": "b"},
+    "annotations": {"note": "n"},
+    "finalizers": ["example.com/f"],
+    "ownerReferences": [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "name": "d",
+            "uid": "u-0",
+            "controller": True,
+        }
+    ],
+    "managedFields": [
+        {
+            "manager": "kubectl",
+            "operation": "Apply",
+            "apiVersion": "example.com/v1",
+            "time": "2024-05-01T10:00:00Z",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {"f:size": {}}, "f:metadata": {"f:labels": {"f:a": {}}}},
+        },
+        {"manager": "controller", "operation": "Update", "subresource": "status"},
+    ],
+}
+
+
+def test_metadata_equals_decoding_its_json() -> None:
+    # .metadata is converted from the dict, not re-encoded and decoded: same result, field for
+    # field, including fieldsV1's raw JSON bytes and the read-only containers.
+    obj = Unstructured.from_dict(dict(WIDGET, metadata=FULL_METADATA))
+    expected = decode(ObjectMeta, msgspec.json.encode(FULL_METADATA))  # the old path
+    meta = obj.metadata
+    assert meta == expected  # fieldsV1 included: msgspec.Raw compares its bytes
+    assert meta is obj.metadata  # converted once
+    assert decode(Unstructured, encode(obj)).metadata == expected
+    assert json.loads(encode(meta)) == FULL_METADATA
+    assert type(meta.labels) is type(expected.labels)
+    assert type(meta.finalizers) is type(expected.finalizers)
+    with pytest.raises(TypeError):
+        meta.labels["a"] = "c"  # type: ignore[index]
+    assert obj["metadata"]["labels"] == {"a": "b"}
+
+
+def test_metadata_of_the_wrong_shape_raises_validation_error() -> None:
+    assert Unstructured({"kind": "W"}).metadata == ObjectMeta()
+    with pytest.raises(msgspec.ValidationError, match="generation"):
+        _ = Unstructured({"kind": "W", "metadata": {"generation": "three"}}).metadata
+    with pytest.raises(msgspec.ValidationError):
+        _ = Unstructured({"kind": "W", "metadata": "w"}).metadata
