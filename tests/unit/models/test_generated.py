@@ -76,3 +76,12 @@ def test_checked_in_models_are_up_to_date() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "up to date" in done.stdout
+
+
+def test_generated_files_open_with_the_banner(generator: ModuleType) -> None:
+    models = ROOT / "kcm" / "models"
+    generated = [*models.glob("*_v*.py"), models / "_builtin.py", models / "__init__.py"]
+    assert len(generated) > 30
+    for path in generated:
+        first = path.read_text(encoding="utf-8").split("\n", 1)[0] + "\n"
+        assert first == generator.BANNER, path.name
