@@ -14,7 +14,9 @@ from typing import Generic, NamedTuple, Protocol, TypeVar, final
 
 import anyio
 
-from ._keys import KeyFunc, ObjectKey, meta_namespace_key
+from kcm.models import ObjectKey
+
+from ._keys import KeyFunc, meta_namespace_key
 from ._types import KubeObject
 
 __all__ = ["Delta", "DeltaFIFO", "DeltaType", "KnownObjects"]

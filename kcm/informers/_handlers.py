@@ -15,7 +15,7 @@ from typing import Any, Generic, Protocol, TypeVar, final
 import anyio
 import anyio.lowlevel
 
-from ._keys import ObjectKey
+from kcm.models import ObjectKey
 
 __all__ = [
     "HandlerRegistration",

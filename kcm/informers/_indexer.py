@@ -11,7 +11,9 @@ import builtins
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Generic, TypeVar, final
 
-from ._keys import KeyFunc, ObjectKey, meta_namespace_key
+from kcm.models import ObjectKey
+
+from ._keys import KeyFunc, meta_namespace_key
 from ._types import KubeObject
 
 __all__ = ["NAMESPACE_INDEX", "IndexFunc", "Indexer", "namespace_index_func"]

@@ -1,4 +1,5 @@
-"""Store keys: ``ObjectKey(namespace, name)`` rather than ``"ns/name"`` strings (D19)."""
+"""Store keys: :class:`kcm.models.ObjectKey` ``(namespace, name)`` rather than ``"ns/name"``
+strings (D19)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 from kcm.models import ObjectKey, object_key
 
-__all__ = ["KeyFunc", "ObjectKey", "meta_namespace_key"]
+__all__ = ["KeyFunc", "meta_namespace_key"]
 
 KeyFunc = Callable[[Any], ObjectKey]
 """Maps an object to its store key."""

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from typing import Generic, Protocol, TypeVar, final
 
 from kcm.errors import NotFound
+from kcm.models import ObjectKey
 from kcm.selectors import LabelSelector
 
 from ._indexer import NAMESPACE_INDEX, Indexer
-from ._keys import ObjectKey
 from ._types import KubeObject
 
 __all__ = ["Lister", "NamespaceLister", "Selector"]

@@ -34,10 +34,11 @@ from kcm.errors import (
     WatchDecodeError,
     WatchListTimeoutError,
 )
+from kcm.models import ObjectKey
 
 from ._backoff import Backoff
 from ._gc_pause import gc_paused_for_list, list_page_decoded
-from ._keys import KeyFunc, ObjectKey, meta_namespace_key
+from ._keys import KeyFunc, meta_namespace_key
 from ._transforms import Transform
 from ._types import KubeObject, ListerWatcher, WatchEventLike
 
@@ -46,9 +47,7 @@ __all__ = [
     "WATCH_OUTCOME_ACTIONS",
     "Reflector",
     "ReflectorStore",
-    "VeryShortWatchError",
     "WatchAction",
-    "WatchListTimeoutError",
     "WatchOutcome",
     "classify_watch_end",
     "default_watch_error_handler",

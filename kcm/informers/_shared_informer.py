@@ -17,6 +17,7 @@ import anyio.lowlevel
 from anyio.abc import TaskStatus
 
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.models import ObjectKey
 
 from ._backoff import Backoff
 from ._delta_fifo import Delta, DeltaFIFO, DeltaType
@@ -31,7 +32,7 @@ from ._handlers import (
     _Note,
 )
 from ._indexer import Indexer, IndexFunc
-from ._keys import KeyFunc, ObjectKey, meta_namespace_key
+from ._keys import KeyFunc, meta_namespace_key
 from ._listers import Lister
 from ._reflector import Reflector, default_watch_error_handler
 from ._transforms import Transform

@@ -15,8 +15,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from kcm.informers import ObjectKey, SharedIndexInformer
+from kcm.informers import SharedIndexInformer
 from kcm.informers._handlers import _Listener
+from kcm.models import ObjectKey
 from kcm.models.core_v1 import ConfigMap
 from kcm.models.meta_v1 import ObjectMeta
 

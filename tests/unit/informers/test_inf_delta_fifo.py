@@ -6,7 +6,8 @@ import anyio
 import pytest
 from inf_fakes import cm
 
-from kcm.informers import Delta, DeltaFIFO, DeltaType, Indexer, ObjectKey
+from kcm.informers import Delta, DeltaFIFO, DeltaType, Indexer
+from kcm.models import ObjectKey
 from kcm.models.core_v1 import ConfigMap
 
 A = ObjectKey("default", "a")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from kcm.informers import ObjectKey, ResourceEventHandlerFuncs
+from kcm.informers import ResourceEventHandlerFuncs
 from kcm.informers._handlers import _ADD, _CHECKPOINT_EVERY, _UPDATE, _Listener
+from kcm.models import ObjectKey
 
 pytestmark = pytest.mark.anyio
 

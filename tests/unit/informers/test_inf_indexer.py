@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from inf_fakes import cm, names
 
-from kcm.informers import NAMESPACE_INDEX, Indexer, ObjectKey
+from kcm.informers import NAMESPACE_INDEX, Indexer
+from kcm.models import ObjectKey
 from kcm.models.core_v1 import ConfigMap
 
 

@@ -22,15 +22,14 @@ from kcm.errors import (
     ResourceVersionTooLarge,
     TooManyRequests,
     TransportError,
-    WatchDecodeError,
-)
-from kcm.informers import (
-    WATCH_OUTCOME_ACTIONS,
-    Backoff,
-    Reflector,
     VeryShortWatchError,
-    WatchAction,
+    WatchDecodeError,
     WatchListTimeoutError,
+)
+from kcm.informers import Backoff, Reflector
+from kcm.informers._reflector import (
+    WATCH_OUTCOME_ACTIONS,
+    WatchAction,
     WatchOutcome,
     classify_watch_end,
 )

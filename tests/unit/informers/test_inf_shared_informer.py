@@ -13,12 +13,12 @@ from inf_fakes import ListStep, Recorder, ScriptedListerWatcher, WatchStep, book
 from kcm.errors import ResourceExpired, WatchDecodeError
 from kcm.informers import (
     Backoff,
-    ObjectKey,
     SharedIndexInformer,
     strip_managed_fields,
     wait_for_cache_sync,
 )
 from kcm.informers._handlers import _ADD, _DELETE, _UPDATE, _Listener
+from kcm.models import ObjectKey
 from kcm.models.core_v1 import ConfigMap
 from kcm.models.meta_v1 import ManagedFieldsEntry, ObjectMeta
 from kcm.testing import FakeClock
