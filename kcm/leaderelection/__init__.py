@@ -32,6 +32,7 @@ __all__ = [
     "InMemoryLockStore",
     "LeaderElectionConfig",
     "LeaderElectionMetrics",
+    "LeaderElectionRecord",
     "LeaderElector",
     "LeaseLock",
     "MultiLock",

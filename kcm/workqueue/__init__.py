@@ -12,7 +12,6 @@ workers take keys with ``async with queue.get_item() as key`` and reconcile them
 Metrics use client-go's names and are injected per queue (:class:`PrometheusMetrics`).
 """
 
-from ..errors import ShutDown as ShutDown
 from ._delaying import DelayingQueue as DelayingQueue
 from ._metrics import MetricsProvider as MetricsProvider
 from ._metrics import PrometheusMetrics as PrometheusMetrics
@@ -39,7 +38,6 @@ __all__ = [
     "QueueMetrics",
     "RateLimiter",
     "RateLimitingQueue",
-    "ShutDown",
     "WithMaxWaitRateLimiter",
     "default_controller_rate_limiter",
 ]
