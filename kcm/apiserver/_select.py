@@ -1,7 +1,7 @@
 """Label and field selectors for list and watch: one matcher per request.
 
-Parsing is ``kcm.selectors``; which fields each kind can be selected by comes from
-``kcm.apiserver._fields`` when it is importable (the table below is the stand-in).
+Parsing is ``kcm.selectors``; which fields each kind can be selected by, and their values,
+come from :mod:`._fields`.
 """
 
 from __future__ import annotations
