@@ -72,11 +72,9 @@ _SERVED_FIRST: tuple[str, ...] = (
     "apiextensions.k8s.io/v1",
 )
 
-# Discovery categories kube-apiserver gives that the models do not carry, and the one kind
-# whose models' categories are not served (autoscaling/v1 HPAs are not in "all" here).
+# Discovery categories kube-apiserver gives that the models do not carry.
 _CATEGORIES: dict[tuple[str, str, str], tuple[str, ...]] = {
     ("apiextensions.k8s.io", "v1", "customresourcedefinitions"): ("api-extensions",),
-    ("autoscaling", "v1", "horizontalpodautoscalers"): (),
 }
 
 

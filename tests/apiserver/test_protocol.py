@@ -472,6 +472,24 @@ async def test_discovery_documents(http: httpx.AsyncClient) -> None:
     assert (await http.get("/apis/nope/v1")).status_code == 404
 
 
+async def test_discovery_categories(http: httpx.AsyncClient) -> None:
+    """Categories as kube-apiserver serves them: every served version of a kind has them."""
+
+    async def categories(path: str, name: str) -> list[str]:
+        doc = (await http.get(path)).json()
+        found: list[str] = next(r for r in doc["resources"] if r["name"] == name).get(
+            "categories", []
+        )
+        return found
+
+    hpa = "horizontalpodautoscalers"
+    assert await categories("/apis/autoscaling/v2", hpa) == ["all"]
+    assert await categories("/apis/autoscaling/v1", hpa) == ["all"]
+    crds = "customresourcedefinitions"
+    assert await categories("/apis/apiextensions.k8s.io/v1", crds) == ["api-extensions"]
+    assert await categories("/api/v1", "configmaps") == []
+
+
 async def test_custom_resource_definitions(http: httpx.AsyncClient) -> None:
     crd = crd_manifest(
         group="example.com",
