@@ -27,6 +27,7 @@ from ._rest import Rest
 from ._select import build_matcher
 from ._status import StatusError
 from ._store import Event, HistoryExpired, Store
+from ._strategy import strategy_for
 from ._table import to_table, wants_table
 
 __all__ = ["App"]
@@ -209,17 +210,15 @@ class App:
                 await _respond(send, 200, _encode(result))
                 return
             assert ns is not None
-            if sub == "scale":
-                obj = rest_api.get_scale(res, ns, name)
-            else:
-                obj = rest_api.get(res, ns, name)
-                if wants_table(accept):
-                    obj = to_table(
-                        res,
-                        {"metadata": {}, "items": [obj]},
-                        query.get("includeObject", "Metadata"),
-                        self.clock.now(),
-                    )
+            obj = rest_api.get(res, ns, name, sub)
+            is_view = bool(sub) and strategy_for(res).subresource(sub).view
+            if wants_table(accept) and not is_view:
+                obj = to_table(
+                    res,
+                    {"metadata": {}, "items": [obj]},
+                    query.get("includeObject", "Metadata"),
+                    self.clock.now(),
+                )
             await _respond(send, 200, _encode(obj))
             return
         if method == "POST":
@@ -231,27 +230,10 @@ class App:
                 await _respond(send, 201, _encode(created))
                 return
             assert ns is not None
-            if sub == "binding":
-                await _respond(send, 201, _encode(rest_api.bind(res, ns, name, payload)))
-                return
-            if sub == "eviction":
-                options = (payload or {}).get("deleteOptions") or {}
-                rest_api.delete(res, ns, name, options, {})
-                await _respond(
-                    send,
-                    201,
-                    _encode(
-                        {
-                            "kind": "Status",
-                            "apiVersion": "v1",
-                            "metadata": {},
-                            "status": "Success",
-                            "code": 201,
-                        }
-                    ),
-                )
-                return
-            raise StatusError.method_not_allowed()
+            if not sub:
+                raise StatusError.method_not_allowed()
+            await _respond(send, 201, _encode(rest_api.post(res, ns, name, sub, payload)))
+            return
         if name is None:
             if method == "DELETE":
                 options = _decode_body(body) if body.strip() else {}
