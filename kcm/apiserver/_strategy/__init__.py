@@ -8,9 +8,10 @@ order the verbs call them:
   fields), then, once the server has stamped uid/creationTimestamp/generation,
   ``prepare_for_create(obj, ctx)`` (reset status unless ``keeps_status_on_create``; defaults),
   then ``after_write(obj, ctx)``.
-- **update** (PUT, PATCH, apply): ``update_rules(subresource)`` picks the kind itself or one
-  of its subresources; its ``prepare_for_update(new, old)`` says what of ``old`` is kept
-  (status on the main resource; everything but status on ``/status``);
+- **update** (PUT, PATCH, apply): the hooks are the kind's own, or those of the
+  :class:`Subresource` written to (an :class:`UpdateRules` either way);
+  ``prepare_for_update(new, old)`` says what of ``old`` is kept (status on the main resource;
+  everything but status on ``/status``);
   ``next_generation(new, old)`` sets ``metadata.generation``; ``default_on_update(new)``; and
   ``validate_update(new, old)`` when ``spec_changed(new, old)`` (immutable fields live here).
 - **delete**: ``prepare_for_delete(old, new, options, query, ctx)`` (a pod's grace period, a

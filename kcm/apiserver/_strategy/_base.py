@@ -95,10 +95,6 @@ class Strategy:
 
     # -- update ----------------------------------------------------------------------------
 
-    def update_rules(self, subresource: str) -> UpdateRules:
-        """Whose update hooks a PUT or PATCH runs: the kind's, or its subresource's."""
-        return self.subresource(subresource) if subresource else self
-
     def prepare_for_update(self, new: Obj, old: Obj) -> Obj:
         """What of ``old`` an update keeps (``PrepareForUpdate``): status, if a subresource."""
         if self.resource.has_status:
