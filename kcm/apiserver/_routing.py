@@ -59,10 +59,12 @@ def resolve(registry: Registry, path: ApiPath) -> Target:
     Raises:
         StatusError: 404 for an unknown resource or subresource, or a malformed path.
     """
-    rest = list(path.rest)
+    rest = path.rest
     legacy_watch = rest[0] == "watch"
     if legacy_watch:
         rest = rest[1:]
+    if not rest:
+        raise not_found()
     ns: str | None = None
     if rest[0] == "namespaces" and len(rest) >= 3:
         candidate = registry.lookup(path.group, path.version, rest[2])

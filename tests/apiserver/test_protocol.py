@@ -472,6 +472,16 @@ async def test_discovery_documents(http: httpx.AsyncClient) -> None:
     assert (await http.get("/apis/nope/v1")).status_code == 404
 
 
+async def test_paths_the_server_does_not_serve_are_404(http: httpx.AsyncClient) -> None:
+    """Not a 500: a legacy watch path that names no resource used to index past its end."""
+    for path in ("/api/v1/watch", "/apis/apps/v1/watch", "/api/v1/nope", "/nope"):
+        r = await http.get(path)
+        assert r.status_code == 404, path
+        assert r.json()["reason"] == "NotFound"
+    watch = await http.get("/api/v1/watch/namespaces/default/configmaps?timeoutSeconds=0")
+    assert watch.status_code == 200
+
+
 async def test_discovery_categories(http: httpx.AsyncClient) -> None:
     """Categories as kube-apiserver serves them: every served version of a kind has them."""
 
