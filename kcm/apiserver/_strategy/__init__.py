@@ -38,7 +38,6 @@ from ._base import Strategy as Strategy
 from ._base import UpdateRules as UpdateRules
 from ._context import Context as Context
 from ._context import Verbs as Verbs
-from ._context import format_time as format_time
 from ._lookup import strategy_for as strategy_for
 from ._subresource import Subresource as Subresource
 
@@ -48,6 +47,5 @@ __all__ = [
     "Subresource",
     "UpdateRules",
     "Verbs",
-    "format_time",
     "strategy_for",
 ]

@@ -12,10 +12,10 @@ from .._registry import Registry, Resource
 from .._store import Obj, Store
 from .core.addresses import ServiceAddresses
 
-__all__ = ["Context", "Verbs", "format_time"]
+__all__ = ["Context", "Verbs"]
 
 
-def format_time(t: datetime) -> str:
+def _format_time(t: datetime) -> str:
     """A ``metav1.Time`` as kube-apiserver writes it (whole seconds, ``Z``)."""
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -33,11 +33,11 @@ class Context:
     service_addresses: ServiceAddresses = field(default_factory=ServiceAddresses)
 
     def now(self) -> str:
-        return format_time(self.clock.now())
+        return _format_time(self.clock.now())
 
     def time_in(self, seconds: int) -> str:
         """The time ``seconds`` from now (a graceful deletion's deadline)."""
-        return format_time(self.clock.now() + timedelta(seconds=seconds))
+        return _format_time(self.clock.now() + timedelta(seconds=seconds))
 
 
 class Verbs(Protocol):
