@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from kcm.errors import KcmError
 
@@ -615,12 +615,11 @@ def track_update(
     result: dict[str, Any] = dict(new)
     result["metadata"] = dict(new.get("metadata") or {})
     api_version = _api_version(new, old)
-    group = _group_of(api_version)
     obj_kind = str(new.get("kind") or (old or {}).get("kind") or kind or "")
-    top = root_type(group, obj_kind)
+    top = root_type(_group_of(api_version), obj_kind)
     meta = result.setdefault("metadata", {})
-    sent = new.get("metadata", {}).get("managedFields")
     previous = _entries(old)
+    sent = new.get("metadata", {}).get("managedFields")
     if (
         sent is not None
         and sent != []
@@ -642,42 +641,65 @@ def track_update(
         else:
             meta.pop("managedFields", None)
         return result
-    entries: list[tuple[dict[str, Any], set[Path], bool]] = []
-    mine: tuple[dict[str, Any], set[Path], bool] | None = None
+    owner = _Writer(manager, operation, subresource, api_version, now)
+    _set_managed_fields(meta, _updated_entries(previous, owner, changed, removed), now)
+    return result
+
+
+class _Writer(NamedTuple):
+    """Who writes, how and when: the key and contents of their managedFields entry."""
+
+    manager: str
+    operation: str
+    subresource: str
+    api_version: str
+    now: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.manager, self.operation, self.subresource)
+
+    def entry(self, paths: set[Path]) -> dict[str, Any]:
+        return _build_entry(
+            self.manager, self.operation, self.api_version, self.now, paths, self.subresource
+        )
+
+
+_Entry = tuple[dict[str, Any], set[Path], bool]
+"""An entry, the paths it will own, and whether its fieldsV1 must be re-encoded."""
+
+
+def _updated_entries(
+    previous: list[dict[str, Any]], writer: _Writer, changed: set[Path], removed: set[Path]
+) -> list[_Entry]:
+    """An update's entries: the writer owns what it changed, which no one else owns now."""
+    entries: list[_Entry] = []
+    mine: _Entry | None = None
     for entry in previous:
         paths = fields_to_paths(entry.get("fieldsV1"))
-        is_mine = _entry_key(entry) == (manager, operation, subresource) and entry.get(
-            "apiVersion"
-        ) in (
+        is_mine = _entry_key(entry) == writer.key and entry.get("apiVersion") in (
             None,
-            api_version,
+            writer.api_version,
         )
         kept = paths - removed - (set() if is_mine else changed)
         if is_mine:
             kept |= changed
-            record = (
-                {**entry, "apiVersion": api_version, "time": now} if changed or removed else entry,
-                kept,
-                True,
-            )
-            mine = record
-            entries.append(record)
+            stamped = {**entry, "apiVersion": writer.api_version, "time": writer.now}
+            mine = (stamped if changed or removed else entry, kept, True)
+            entries.append(mine)
         else:
             entries.append((entry, kept, kept != paths))
     if mine is None and changed:
-        entries.append(
-            (
-                _build_entry(manager, operation, api_version, now, changed, subresource),
-                changed,
-                False,  # already encoded
-            )
-        )
+        entries.append((writer.entry(changed), changed, False))  # already encoded
+    return entries
+
+
+def _set_managed_fields(meta: dict[str, Any], entries: list[_Entry], now: str) -> None:
     final = _finish(entries, now)
     if final:
         meta["managedFields"] = final
     else:
         meta.pop("managedFields", None)
-    return result
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -716,26 +738,38 @@ def apply_ssa(
         ApplyConflict: the apply changes fields other managers own and ``force`` is false.
     """
     top = root_type(group, kind)
-    api_version = _api_version(applied, live)
-    applied_leaves = _leaves(applied, top)
-    applied_set = set(applied_leaves)
+    writer = _Writer(manager, "Apply", subresource, _api_version(applied, live), now)
+    applied_set = set(_leaves(applied, top))
     base = json_copy(live) if live is not None else {}
     merged: dict[str, Any] = _merge_object(base, applied, top)
     modified = _diff(live, merged, top)[0] if live is not None else set(_leaves(merged, top))
 
     previous = _entries(live)
-    own_key = (manager, "Apply", subresource)
     mine_prev: set[Path] = set()
     others: list[tuple[dict[str, Any], set[Path]]] = []
     for entry in previous:
         paths = fields_to_paths(entry.get("fieldsV1"))
-        if _entry_key(entry) == own_key:
+        if _entry_key(entry) == writer.key:
             mine_prev |= paths
         else:
             others.append((entry, paths))
 
     # conflicts: applied fields whose value changes and that another manager owns
-    changing = applied_set & modified
+    conflicts = _conflicts(others, manager, applied_set & modified)
+    if conflicts and not force:
+        raise ApplyConflict(conflicts)
+    taken = {c.path for c in conflicts}
+    owned_by_others: set[Path] = set().union(*(paths - taken for _, paths in others))
+    _drop_omitted(merged, mine_prev - applied_set, owned_by_others)
+    entries = _applied_entries(previous, writer, applied_set, taken)
+    _set_managed_fields(merged.setdefault("metadata", {}), entries, now)
+    return merged
+
+
+def _conflicts(
+    others: list[tuple[dict[str, Any], set[Path]]], manager: str, changing: set[Path]
+) -> list[Conflict]:
+    """Fields the apply changes that another manager owns, per owner, in path order."""
     conflicts: list[Conflict] = []
     for entry, paths in others:
         if entry.get("manager") == manager:
@@ -750,14 +784,12 @@ def apply_ssa(
                     str(entry.get("subresource", "")),
                 )
             )
-    if conflicts and not force:
-        raise ApplyConflict(conflicts)
-    taken = {c.path for c in conflicts}
-    updated_others = [(entry, paths - taken) for entry, paths in others]
+    return conflicts
 
-    # fields this manager applied before and omits now: remove them unless someone else owns
-    owned_by_others: set[Path] = set().union(*(p for _, p in updated_others))
-    dropped = mine_prev - applied_set
+
+def _drop_omitted(merged: dict[str, Any], dropped: set[Path], owned_by_others: set[Path]) -> None:
+    """Remove the fields this manager applied before and omits now, unless another owns them
+    (or something inside them)."""
     removed: list[Path] = []
     for path in sorted(dropped, key=lambda p: (len(p), p)):  # parents before their children
         if path in owned_by_others or any(path[: len(r)] == r for r in removed):
@@ -767,35 +799,23 @@ def apply_ssa(
         _remove_path(merged, path)
         removed.append(path)
 
-    entries: list[tuple[dict[str, Any], set[Path], bool]] = []
+
+def _applied_entries(
+    previous: list[dict[str, Any]], writer: _Writer, applied: set[Path], taken: set[Path]
+) -> list[_Entry]:
+    """An apply's entries: the writer's (in its old place, else last) owns exactly what it
+    applied; the others lose what a forced apply took from them."""
+    entries: list[_Entry] = []
     mine_written = False
     for entry in previous:
-        if _entry_key(entry) == own_key:
+        if _entry_key(entry) == writer.key:
             if not mine_written:
-                entries.append(
-                    (
-                        _build_entry(manager, "Apply", api_version, now, applied_set, subresource),
-                        applied_set,
-                        False,
-                    )
-                )
+                entries.append((writer.entry(applied), applied, False))
                 mine_written = True
             continue
         paths = fields_to_paths(entry.get("fieldsV1"))
         kept = paths - taken
         entries.append((entry, kept, kept != paths))
     if not mine_written:
-        entries.append(
-            (
-                _build_entry(manager, "Apply", api_version, now, applied_set, subresource),
-                applied_set,
-                False,
-            )
-        )
-    meta = merged.setdefault("metadata", {})
-    final = _finish(entries, now)
-    if final:
-        meta["managedFields"] = final
-    else:
-        meta.pop("managedFields", None)
-    return merged
+        entries.append((writer.entry(applied), applied, False))
+    return entries

@@ -19,7 +19,7 @@ Inputs are never mutated and the results share no structure with them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from kcm.errors import KcmError
@@ -217,95 +217,120 @@ def _op_field(op: Mapping[str, Any], name: str, kind: str) -> str:
 
 def _apply_op(doc: Any, op: Mapping[str, Any]) -> None:
     kind = op.get("op")
-    if kind == "add":
-        path = _op_field(op, "path", kind)
-        found = _find_container(doc, path)
-        if found is None:
-            raise PatchError(
-                f'add operation does not apply: doc is missing path: "{path}": missing value'
-            )
-        try:
-            _add(*found, json_copy(op.get("value")))
-        except _OpError as exc:
-            raise PatchError(f"error in add for path: '{path}': {exc}") from None
-    elif kind == "remove":
-        path = _op_field(op, "path", kind)
-        found = _find_container(doc, path)
-        if found is None:
-            raise PatchError(
-                f'remove operation does not apply: doc is missing path: "{path}": missing value'
-            )
-        try:
-            _remove(*found)
-        except _OpError as exc:
-            raise PatchError(f"error in remove for path: '{path}': {exc}") from None
-    elif kind == "replace":
-        path = _op_field(op, "path", kind)
-        found = _find_container(doc, path)
-        if found is None:
-            raise PatchError(
-                f"replace operation does not apply: doc is missing path: {path}: missing value"
-            )
-        container, key = found
-        value = json_copy(op.get("value"))
-        if isinstance(container, dict):
-            container[key] = value  # v4 replaces (or adds) any object key
-        else:
-            try:
-                container[_array_index(key, len(container), allow_end=False)] = value
-            except _OpError:
-                raise PatchError(
-                    f"replace operation does not apply: doc is missing key: {path}: missing value"
-                ) from None
-    elif kind in ("move", "copy"):
-        src = _op_field(op, "from", kind)
-        path = _op_field(op, "path", kind)
-        found = _find_container(doc, src)
-        if found is None:
-            raise PatchError(
-                f"{kind} operation does not apply: doc is missing from path: {src}: missing value"
-            )
-        try:
-            if kind == "move":
-                value = _remove(*found)
-            else:
-                present, value = _get(*found)
-                value = json_copy(value)
-        except _OpError as exc:
-            where = f"path: '{found[1]}'" if kind == "move" else f"from: '{src}'"
-            raise PatchError(f"error in {kind} for {where}: {exc}") from None
-        dest = _find_container(doc, path)
-        if dest is None:
-            raise PatchError(
-                f"{kind} operation does not apply: doc is missing destination path: {path}: "
-                "missing value"
-            )
-        try:
-            _add(*dest, value)
-        except _OpError as exc:
-            if kind == "move":
-                raise PatchError(f"error in move for path: '{path}': {exc}") from None
-            raise PatchError(f"error while adding value during copy: {exc}") from None
-    elif kind == "test":
-        path = _op_field(op, "path", kind)
-        found = _find_container(doc, path)
-        if found is None:
-            raise PatchError(
-                f"test operation does not apply: is missing path: {path}: missing value"
-            )
-        try:
-            present, actual = _get(*found)
-        except _OpError as exc:
-            raise PatchError(f"error in test for path: '{path}': {exc}") from None
-        expected = op.get("value")
-        if not present or actual is None:
-            if expected is None:
-                return
-        elif json_equal(actual, expected):
-            return
-        raise PatchError(f"testing value {path} failed: test failed")
-    else:
+    if not isinstance(kind, str) or kind not in _OPS:
         raise PatchError(f"Unexpected kind: {kind if isinstance(kind, str) else 'unknown'}")
+    _OPS[kind](doc, op, kind)
+
+
+def _located(
+    doc: Any, op: Mapping[str, Any], kind: str, missing: str
+) -> tuple[str, tuple[Any, str]]:
+    """The op's ``path`` and its container; ``missing`` (with {path}) when there is none."""
+    path = _op_field(op, "path", kind)
+    found = _find_container(doc, path)
+    if found is None:
+        raise PatchError(missing.format(path=path))
+    return path, found
+
+
+def _op_add(doc: Any, op: Mapping[str, Any], kind: str) -> None:
+    path, found = _located(
+        doc, op, kind, 'add operation does not apply: doc is missing path: "{path}": missing value'
+    )
+    try:
+        _add(*found, json_copy(op.get("value")))
+    except _OpError as exc:
+        raise PatchError(f"error in add for path: '{path}': {exc}") from None
+
+
+def _op_remove(doc: Any, op: Mapping[str, Any], kind: str) -> None:
+    path, found = _located(
+        doc,
+        op,
+        kind,
+        'remove operation does not apply: doc is missing path: "{path}": missing value',
+    )
+    try:
+        _remove(*found)
+    except _OpError as exc:
+        raise PatchError(f"error in remove for path: '{path}': {exc}") from None
+
+
+def _op_replace(doc: Any, op: Mapping[str, Any], kind: str) -> None:
+    path, (container, key) = _located(
+        doc,
+        op,
+        kind,
+        "replace operation does not apply: doc is missing path: {path}: missing value",
+    )
+    value = json_copy(op.get("value"))
+    if isinstance(container, dict):
+        container[key] = value  # v4 replaces (or adds) any object key
+        return
+    try:
+        container[_array_index(key, len(container), allow_end=False)] = value
+    except _OpError:
+        raise PatchError(
+            f"replace operation does not apply: doc is missing key: {path}: missing value"
+        ) from None
+
+
+def _op_move_or_copy(doc: Any, op: Mapping[str, Any], kind: str) -> None:
+    src = _op_field(op, "from", kind)
+    path = _op_field(op, "path", kind)
+    found = _find_container(doc, src)
+    if found is None:
+        raise PatchError(
+            f"{kind} operation does not apply: doc is missing from path: {src}: missing value"
+        )
+    try:
+        if kind == "move":
+            value = _remove(*found)
+        else:
+            _, value = _get(*found)
+            value = json_copy(value)
+    except _OpError as exc:
+        where = f"path: '{found[1]}'" if kind == "move" else f"from: '{src}'"
+        raise PatchError(f"error in {kind} for {where}: {exc}") from None
+    dest = _find_container(doc, path)
+    if dest is None:
+        raise PatchError(
+            f"{kind} operation does not apply: doc is missing destination path: {path}: "
+            "missing value"
+        )
+    try:
+        _add(*dest, value)
+    except _OpError as exc:
+        if kind == "move":
+            raise PatchError(f"error in move for path: '{path}': {exc}") from None
+        raise PatchError(f"error while adding value during copy: {exc}") from None
+
+
+def _op_test(doc: Any, op: Mapping[str, Any], kind: str) -> None:
+    path, found = _located(
+        doc, op, kind, "test operation does not apply: is missing path: {path}: missing value"
+    )
+    try:
+        present, actual = _get(*found)
+    except _OpError as exc:
+        raise PatchError(f"error in test for path: '{path}': {exc}") from None
+    expected = op.get("value")
+    if not present or actual is None:
+        if expected is None:
+            return
+    elif json_equal(actual, expected):
+        return
+    raise PatchError(f"testing value {path} failed: test failed")
+
+
+_OPS: Final[dict[str, Callable[[Any, Mapping[str, Any], str], None]]] = {
+    "add": _op_add,
+    "remove": _op_remove,
+    "replace": _op_replace,
+    "move": _op_move_or_copy,
+    "copy": _op_move_or_copy,
+    "test": _op_test,
+}
 
 
 def apply_json_patch(doc: Any, ops: Any) -> Any:

@@ -1,14 +1,15 @@
 """Which resources the server serves: the built-in kinds plus those CustomResourceDefinitions add.
 
 Routing, discovery and storage all read :class:`Resource`. Built-ins come from
-``kcm.models.builtin_resources()`` when that package is importable; the table below is the
-stand-in (and the source of singular names and categories, which ResourceInfo does not carry).
+``kcm.models.builtin_resources()``; custom resources from each CRD's served versions.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from kcm.models import ResourceInfo, builtin_resources
 
 __all__ = ["Registry", "Resource"]
 
@@ -55,149 +56,57 @@ class Resource:
         return "scale" in self.subresources
 
 
-# kind, plural, namespaced, subresources, short names, categories
-_CORE: dict[str, list[tuple[str, str, bool, tuple[str, ...], tuple[str, ...], tuple[str, ...]]]] = {
-    "v1": [
-        ("ConfigMap", "configmaps", True, (), ("cm",), ()),
-        ("Endpoints", "endpoints", True, (), ("ep",), ()),
-        ("Event", "events", True, (), ("ev",), ()),
-        ("LimitRange", "limitranges", True, (), ("limits",), ()),
-        ("Namespace", "namespaces", False, ("status", "finalize"), ("ns",), ()),
-        ("Node", "nodes", False, ("status",), ("no",), ()),
-        ("PersistentVolumeClaim", "persistentvolumeclaims", True, ("status",), ("pvc",), ()),
-        ("PersistentVolume", "persistentvolumes", False, ("status",), ("pv",), ()),
-        (
-            "Pod",
-            "pods",
-            True,
-            ("status", "binding", "eviction", "ephemeralcontainers"),
-            ("po",),
-            ("all",),
-        ),
-        ("PodTemplate", "podtemplates", True, (), (), ()),
-        (
-            "ReplicationController",
-            "replicationcontrollers",
-            True,
-            ("status", "scale"),
-            ("rc",),
-            ("all",),
-        ),
-        ("ResourceQuota", "resourcequotas", True, ("status",), ("quota",), ()),
-        ("Secret", "secrets", True, (), (), ()),
-        ("ServiceAccount", "serviceaccounts", True, (), ("sa",), ()),
-        ("Service", "services", True, ("status",), ("svc",), ("all",)),
-    ],
-}
-_GROUPS: dict[
-    str, list[tuple[str, str, bool, tuple[str, ...], tuple[str, ...], tuple[str, ...]]]
-] = {
-    "apps/v1": [
-        ("ControllerRevision", "controllerrevisions", True, (), (), ()),
-        ("DaemonSet", "daemonsets", True, ("status",), ("ds",), ("all",)),
-        ("Deployment", "deployments", True, ("status", "scale"), ("deploy",), ("all",)),
-        ("ReplicaSet", "replicasets", True, ("status", "scale"), ("rs",), ("all",)),
-        ("StatefulSet", "statefulsets", True, ("status", "scale"), ("sts",), ("all",)),
-    ],
-    "batch/v1": [
-        ("CronJob", "cronjobs", True, ("status",), ("cj",), ("all",)),
-        ("Job", "jobs", True, ("status",), (), ("all",)),
-    ],
-    "coordination.k8s.io/v1": [("Lease", "leases", True, (), (), ())],
-    "discovery.k8s.io/v1": [("EndpointSlice", "endpointslices", True, (), (), ())],
-    "policy/v1": [
-        ("PodDisruptionBudget", "poddisruptionbudgets", True, ("status",), ("pdb",), ()),
-    ],
-    "autoscaling/v2": [
-        (
-            "HorizontalPodAutoscaler",
-            "horizontalpodautoscalers",
-            True,
-            ("status",),
-            ("hpa",),
-            ("all",),
-        ),
-    ],
-    "events.k8s.io/v1": [("Event", "events", True, (), ("ev",), ())],
-    "rbac.authorization.k8s.io/v1": [
-        ("ClusterRoleBinding", "clusterrolebindings", False, (), (), ()),
-        ("ClusterRole", "clusterroles", False, (), (), ()),
-        ("RoleBinding", "rolebindings", True, (), (), ()),
-        ("Role", "roles", True, (), (), ()),
-    ],
-    "apiextensions.k8s.io/v1": [
-        (
-            "CustomResourceDefinition",
-            "customresourcedefinitions",
-            False,
-            ("status",),
-            ("crd", "crds"),
-            ("api-extensions",),
-        ),
-    ],
+# Group versions served first, in this order: each group's preferred version comes first
+# (autoscaling/v2 over v1, as kube-apiserver prefers), and this is the group order of /apis.
+# The other built-ins follow in the models' order.
+_SERVED_FIRST: tuple[str, ...] = (
+    "v1",
+    "apps/v1",
+    "batch/v1",
+    "coordination.k8s.io/v1",
+    "discovery.k8s.io/v1",
+    "policy/v1",
+    "autoscaling/v2",
+    "events.k8s.io/v1",
+    "rbac.authorization.k8s.io/v1",
+    "apiextensions.k8s.io/v1",
+)
+
+# Discovery categories kube-apiserver gives that the models do not carry.
+_CATEGORIES: dict[tuple[str, str, str], tuple[str, ...]] = {
+    ("apiextensions.k8s.io", "v1", "customresourcedefinitions"): ("api-extensions",),
 }
 
 
-def _table() -> list[Resource]:
-    out: list[Resource] = []
-    for gv, rows in {**_CORE, **_GROUPS}.items():
-        group, _, version = gv.rpartition("/")
-        for kind, plural, namespaced, subs, shorts, cats in rows:
-            out.append(
-                Resource(
-                    group=group,
-                    version=version,
-                    kind=kind,
-                    plural=plural,
-                    namespaced=namespaced,
-                    list_kind=f"{kind}List",
-                    subresources=subs,
-                    short_names=shorts,
-                    singular=kind.lower(),
-                    categories=cats,
-                )
-            )
-    return out
+def _resource(info: ResourceInfo) -> Resource:
+    key = (info.group, info.version, info.plural)
+    return Resource(
+        group=info.group,
+        version=info.version,
+        kind=info.kind,
+        plural=info.plural,
+        namespaced=bool(info.namespaced),
+        list_kind=info.list_kind or f"{info.kind}List",
+        subresources=tuple(info.subresources),
+        short_names=tuple(info.short_names),
+        verbs=tuple(info.verbs or _ALL_VERBS),
+        singular=info.kind.lower(),
+        categories=_CATEGORIES.get(key, tuple(info.categories)),
+    )
 
 
-def _from_models() -> list[Resource]:
-    """The built-ins the models package declares, merged with the table's extra facts."""
-    table = {(r.group, r.version, r.plural): r for r in _table()}
-    try:
-        from kcm.models import builtin_resources
-    except ImportError:
-        return list(table.values())
-    merged = dict(table)
-    try:
-        infos = list(builtin_resources())
-    except Exception:  # a half-generated models package must not take the server down
-        return list(table.values())
-    for info in infos:
-        key = (info.group, info.version, info.plural)
-        known = table.get(key)
-        if "/" in info.plural:
-            continue
-        merged[key] = Resource(
-            group=info.group,
-            version=info.version,
-            kind=info.kind,
-            plural=info.plural,
-            namespaced=bool(info.namespaced),
-            list_kind=info.list_kind or f"{info.kind}List",
-            subresources=tuple(info.subresources or (known.subresources if known else ())),
-            short_names=tuple(info.short_names or (known.short_names if known else ())),
-            verbs=tuple(info.verbs or _ALL_VERBS),
-            singular=info.kind.lower(),
-            categories=known.categories if known else (),
-        )
-    return list(merged.values())
+def _builtins() -> list[Resource]:
+    """The built-ins ``kcm.models`` declares, the group versions of :data:`_SERVED_FIRST` first."""
+    every = [_resource(info) for info in builtin_resources() if "/" not in info.plural]
+    rank = {gv: i for i, gv in enumerate(_SERVED_FIRST)}
+    return sorted(every, key=lambda r: rank.get(r.api_version, len(rank)))
 
 
 class Registry:
     """Lookup of resources by (group, version, plural) and by (group, kind)."""
 
     def __init__(self) -> None:
-        self._builtin = _from_models()
+        self._builtin = _builtins()
         self._custom: dict[str, list[Resource]] = {}  # CRD name -> its served versions
         self._rebuild()
 

@@ -1,7 +1,7 @@
 """Label and field selectors for list and watch: one matcher per request.
 
-Parsing is ``kcm.selectors``; which fields each kind can be selected by comes from
-``kcm.apiserver._fields`` when it is importable (the table below is the stand-in).
+Parsing is ``kcm.selectors``; which fields each kind can be selected by, and their values,
+come from :mod:`._fields` (plus a custom resource's selectable fields, from its strategy).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from kcm.selectors import FieldSelector, LabelSelector
 from ._fields import FieldSelectorNotSupported, field_getter, validate_field_selector
 from ._registry import Resource
 from ._status import StatusError
+from ._strategy import strategy_for
 
 __all__ = ["build_matcher"]
 
@@ -22,11 +23,7 @@ Matcher = Callable[[Obj], bool]
 
 
 def _parse_fields(selector: str, resource: Resource) -> Matcher:
-    extra: tuple[str, ...] = ()
-    if resource.crd is not None:
-        extra = tuple(
-            str(f.get("jsonPath", "")) for f in resource.crd.get("selectableFields") or ()
-        )
+    extra = strategy_for(resource).selectable_fields()
     parsed = FieldSelector.parse(selector)
     try:
         validate_field_selector(parsed, resource.group, resource.kind, extra=extra)

@@ -472,6 +472,34 @@ async def test_discovery_documents(http: httpx.AsyncClient) -> None:
     assert (await http.get("/apis/nope/v1")).status_code == 404
 
 
+async def test_paths_the_server_does_not_serve_are_404(http: httpx.AsyncClient) -> None:
+    """Not a 500: a legacy watch path that names no resource used to index past its end."""
+    for path in ("/api/v1/watch", "/apis/apps/v1/watch", "/api/v1/nope", "/nope"):
+        r = await http.get(path)
+        assert r.status_code == 404, path
+        assert r.json()["reason"] == "NotFound"
+    watch = await http.get("/api/v1/watch/namespaces/default/configmaps?timeoutSeconds=0")
+    assert watch.status_code == 200
+
+
+async def test_discovery_categories(http: httpx.AsyncClient) -> None:
+    """Categories as kube-apiserver serves them: every served version of a kind has them."""
+
+    async def categories(path: str, name: str) -> list[str]:
+        doc = (await http.get(path)).json()
+        found: list[str] = next(r for r in doc["resources"] if r["name"] == name).get(
+            "categories", []
+        )
+        return found
+
+    hpa = "horizontalpodautoscalers"
+    assert await categories("/apis/autoscaling/v2", hpa) == ["all"]
+    assert await categories("/apis/autoscaling/v1", hpa) == ["all"]
+    crds = "customresourcedefinitions"
+    assert await categories("/apis/apiextensions.k8s.io/v1", crds) == ["api-extensions"]
+    assert await categories("/api/v1", "configmaps") == []
+
+
 async def test_custom_resource_definitions(http: httpx.AsyncClient) -> None:
     crd = crd_manifest(
         group="example.com",

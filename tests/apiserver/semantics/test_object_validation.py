@@ -8,15 +8,10 @@ from typing import Any
 
 import pytest
 
+from kcm.apiserver._field_errors import duplicate, invalid, invalid_status, not_supported, required
+from kcm.apiserver._names import GENERATE_NAME_ALPHABET, generate_name
 from kcm.apiserver._validation import (
-    GENERATE_NAME_ALPHABET,
-    duplicate,
-    generate_name,
-    invalid,
-    invalid_status,
     name_errors,
-    not_supported,
-    required,
     validate_create,
     validate_object,
     validate_object_meta,

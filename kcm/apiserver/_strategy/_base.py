@@ -1,0 +1,172 @@
+"""The base strategy: what kcm does for every kind, and the hooks a kind's strategy overrides."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Protocol
+
+from .._field_errors import Cause
+from .._names import dns1123_subdomain
+from .._object_meta import validate_object_meta
+from .._registry import Resource
+from .._store import Obj
+from ._context import Context
+from ._scale import ScalePaths, ScaleSubresource
+from ._subresource import StatusSubresource, Subresource
+from .core.podspec import default_pod_spec
+
+__all__ = ["Strategy", "UpdateRules"]
+
+_NOT_SPEC = ("metadata", "status", "apiVersion", "kind")
+
+
+class UpdateRules(Protocol):
+    """The update hooks, which the main resource (a :class:`Strategy`) and each subresource
+    (a :class:`Subresource`) answer for themselves."""
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> Obj: ...
+
+    def default_on_update(self, obj: Obj) -> None: ...
+
+    def validate_update(self, new: Obj, old: Obj) -> list[Cause]: ...
+
+
+class Strategy:
+    """The rules of one kind, as kube-apiserver's ``pkg/registry/<group>/<kind>/strategy.go``.
+
+    This base is every kind's generic behaviour. A kind with rules of its own subclasses it,
+    overrides the hooks it needs and calls ``super()`` for the generic part. One instance serves
+    one request for :attr:`resource` (a custom resource's strategy reads its CRD from it).
+    """
+
+    keeps_status_on_create: ClassVar[bool] = False
+    """Whether a create keeps the posted ``status`` (kinds with a status subresource lose it)."""
+
+    return_deleted_object: ClassVar[bool] = False
+    """Whether DELETE answers with the deleted object (otherwise a Success Status)."""
+
+    strategic_merge_patch: ClassVar[bool] = True
+    """Whether the kind takes strategic merge patches (415 otherwise)."""
+
+    template_restart_policy: ClassVar[str] = "Always"
+    """The ``restartPolicy`` a pod template of this kind defaults to."""
+
+    def __init__(self, resource: Resource) -> None:
+        self.resource = resource
+
+    # -- validation ------------------------------------------------------------------------
+
+    @staticmethod
+    def name_rule(name: str) -> list[str]:
+        """Why ``name`` is no valid ``metadata.name`` of this kind (``NameIsDNSSubdomain``)."""
+        return dns1123_subdomain(name)
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """Field errors of a new object (``Validate``): ObjectMeta; kinds add their own."""
+        return validate_object_meta(
+            obj, name_rule=self.name_rule, namespaced=self.resource.namespaced
+        )
+
+    def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
+        """Field errors of an update (``ValidateUpdate``): the new object's, plus immutables."""
+        return self.validate(new)
+
+    # -- create ----------------------------------------------------------------------------
+
+    def prepare_for_create(self, obj: Obj, ctx: Context) -> None:
+        """Reset what a client may not set and fill defaults (``PrepareForCreate``).
+
+        Runs after validation, on an object whose metadata the server has already stamped.
+        """
+        if self.resource.has_status and not self.keeps_status_on_create:
+            obj.pop("status", None)
+        self.default(obj)
+
+    def default(self, obj: Obj) -> None:
+        """Scheme defaults, applied on create and on update: the pod template's, if any."""
+        template = self.pod_template(obj)
+        if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+            template["spec"].setdefault("restartPolicy", self.template_restart_policy)
+            default_pod_spec(template["spec"])
+
+    def pod_template(self, obj: Obj) -> Any:
+        """The pod template the object carries (built-ins: ``spec.template``), or None."""
+        spec = obj.get("spec")
+        return spec.get("template") if isinstance(spec, dict) else None
+
+    # -- update ----------------------------------------------------------------------------
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> Obj:
+        """What of ``old`` an update keeps (``PrepareForUpdate``): status, if a subresource."""
+        if self.resource.has_status:
+            if "status" in old:
+                new["status"] = old["status"]
+            else:
+                new.pop("status", None)
+        return new
+
+    def default_on_update(self, obj: Obj) -> None:
+        """Defaults for an updated object (after its generation was decided)."""
+        self.default(obj)
+
+    def spec_changed(self, new: Obj, old: Obj) -> bool:
+        """Whether anything but metadata and status differs (what validation and
+        ``metadata.generation`` look at)."""
+        return _spec(new) != _spec(old)
+
+    def next_generation(self, new: Obj, old: Obj) -> int:
+        """``metadata.generation`` after writing ``new`` over ``old``: one more when the spec
+        changed or the deletion started."""
+        generation = int(old["metadata"].get("generation") or 1)
+        deleting = new["metadata"].get("deletionTimestamp") and not old["metadata"].get(
+            "deletionTimestamp"
+        )
+        if self.spec_changed(new, old) or deleting:
+            generation += 1
+        return generation
+
+    # -- delete ----------------------------------------------------------------------------
+
+    def prepare_for_delete(
+        self, old: Obj, new: Obj, options: Obj, query: dict[str, str], ctx: Context
+    ) -> None:
+        """Change ``new`` (a copy of ``old``) for a DELETE (a graceful deletion's deadline)."""
+
+    def deletion_held(self, obj: Obj) -> bool:
+        """Whether a deleted object stays stored for a reason other than its finalizers."""
+        return False
+
+    # -- after a write ---------------------------------------------------------------------
+
+    def after_write(self, obj: Obj, ctx: Context) -> None:
+        """Runs after ``obj`` was created or updated (not after a dry run)."""
+
+    def after_delete(self, obj: Obj, ctx: Context) -> None:
+        """Runs after ``obj`` was removed from storage."""
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def present(self, obj: Obj) -> Obj:
+        """The stored object as served under :attr:`resource`'s version."""
+        return obj
+
+    def selectable_fields(self) -> tuple[str, ...]:
+        """JSON paths field selectors may name beyond the kind's built-in field labels."""
+        return ()
+
+    # -- subresources ----------------------------------------------------------------------
+
+    def subresource(self, name: str) -> Subresource:
+        """The rules of ``<kind>/<name>`` (``status`` and ``scale`` for every kind)."""
+        if name == "status":
+            return StatusSubresource(self)
+        if name == "scale" and self.resource.has_scale:
+            return ScaleSubresource(self, self.scale_paths())
+        return Subresource(self)
+
+    def scale_paths(self) -> ScalePaths:
+        """Where ``/scale`` reads and writes the replica counts."""
+        return ScalePaths()
+
+
+def _spec(obj: Obj) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if k not in _NOT_SPEC}

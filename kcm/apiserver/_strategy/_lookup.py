@@ -1,0 +1,59 @@
+"""Which strategy a resource has: one line per kind with rules of its own."""
+
+from __future__ import annotations
+
+from .._registry import Resource
+from ._base import Strategy
+from .apiextensions.customresourcedefinitions import CustomResourceDefinitionStrategy
+from .apps.daemonsets import DaemonSetStrategy
+from .apps.deployments import DeploymentStrategy
+from .apps.replicasets import ReplicaSetStrategy
+from .apps.statefulsets import StatefulSetStrategy
+from .batch.cronjobs import CronJobStrategy
+from .batch.jobs import JobStrategy
+from .certificates.certificatesigningrequests import CertificateSigningRequestStrategy
+from .core.configmaps import ConfigMapStrategy
+from .core.namespaces import NamespaceStrategy
+from .core.nodes import NodeStrategy
+from .core.persistentvolumes import PersistentVolumeStrategy
+from .core.pods import PodStrategy
+from .core.podtemplates import PodTemplateStrategy
+from .core.replicationcontrollers import ReplicationControllerStrategy
+from .core.secrets import SecretStrategy
+from .core.services import ServiceStrategy
+from .customresources import CustomResourceStrategy
+from .rbac.roles import RbacStrategy
+
+__all__ = ["strategy_for"]
+
+# (group, kind) -> strategy; every other built-in kind gets the base Strategy.
+_STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
+    ("", "ConfigMap"): ConfigMapStrategy,
+    ("", "Namespace"): NamespaceStrategy,
+    ("", "Node"): NodeStrategy,
+    ("", "PersistentVolume"): PersistentVolumeStrategy,
+    ("", "Pod"): PodStrategy,
+    ("", "PodTemplate"): PodTemplateStrategy,
+    ("", "ReplicationController"): ReplicationControllerStrategy,
+    ("", "Secret"): SecretStrategy,
+    ("", "Service"): ServiceStrategy,
+    ("apps", "DaemonSet"): DaemonSetStrategy,
+    ("apps", "Deployment"): DeploymentStrategy,
+    ("apps", "ReplicaSet"): ReplicaSetStrategy,
+    ("apps", "StatefulSet"): StatefulSetStrategy,
+    ("batch", "CronJob"): CronJobStrategy,
+    ("batch", "Job"): JobStrategy,
+    ("certificates.k8s.io", "CertificateSigningRequest"): CertificateSigningRequestStrategy,
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): CustomResourceDefinitionStrategy,
+    ("rbac.authorization.k8s.io", "ClusterRole"): RbacStrategy,
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): RbacStrategy,
+    ("rbac.authorization.k8s.io", "Role"): RbacStrategy,
+    ("rbac.authorization.k8s.io", "RoleBinding"): RbacStrategy,
+}
+
+
+def strategy_for(resource: Resource) -> Strategy:
+    """The rules of ``resource``'s kind (custom resources: their CRD version's)."""
+    if resource.crd is not None:
+        return CustomResourceStrategy(resource)
+    return _STRATEGIES.get((resource.group, resource.kind), Strategy)(resource)

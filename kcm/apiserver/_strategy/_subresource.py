@@ -1,0 +1,69 @@
+"""Subresources: what ``<kind>/<name>/<subresource>`` does, as the kind's strategy says.
+
+GET reads through :meth:`Subresource.read`; PUT and PATCH run the update verb with the
+subresource's ``prepare_for_update``/``default_on_update``/``validate_update`` in place of the
+kind's own; POST (``pods/binding``, ``pods/eviction``) calls :meth:`Subresource.post`. A
+subresource that speaks another kind (``scale``) sets :attr:`Subresource.view` and converts with
+``read``/``write`` instead. The default (:class:`Subresource`) is what kcm does for a
+subresource without rules: GET reads the object, PUT/PATCH update it as the main resource does
+but without defaults or validation, POST is 405.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .._field_errors import Cause
+from .._status import StatusError
+from .._store import Obj, deep_copy
+from ._context import Verbs
+
+if TYPE_CHECKING:
+    from ._base import Strategy
+
+__all__ = ["StatusSubresource", "Subresource"]
+
+
+class Subresource:
+    """A subresource of ``strategy``'s kind without rules of its own."""
+
+    view: ClassVar[bool] = False
+    """GET, PUT and PATCH speak another kind (:meth:`read`/:meth:`write` convert)."""
+
+    def __init__(self, strategy: Strategy) -> None:
+        self.strategy = strategy
+
+    def read(self, obj: Obj) -> Obj:
+        """What GET returns for the stored ``obj``."""
+        return self.strategy.present(obj)
+
+    def write(self, old: Obj, body: Any, name: str) -> Obj:
+        """The whole object a PUT of a view's ``body`` makes of ``old`` (views only)."""
+        raise NotImplementedError
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> Obj:
+        """The object to store for a PUT of ``new`` here (the main resource's rules)."""
+        return self.strategy.prepare_for_update(new, old)
+
+    def default_on_update(self, obj: Obj) -> None:
+        """Defaults for an updated object: none on a subresource."""
+
+    def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
+        """Field errors of an update here: none on a subresource."""
+        return []
+
+    def post(self, verbs: Verbs, ns: str, name: str, body: Any) -> Obj:
+        """What POST does on the object's subresource (answered 201); 405 unless a kind says."""
+        raise StatusError.method_not_allowed()
+
+
+class StatusSubresource(Subresource):
+    """``/status``: only status changes (the status strategy's PrepareForUpdate)."""
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> Obj:
+        merged = deep_copy(old)
+        if "status" in new:
+            merged["status"] = new["status"]
+        else:
+            merged.pop("status", None)
+        return merged

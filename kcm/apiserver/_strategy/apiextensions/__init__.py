@@ -1,0 +1,1 @@
+"""Strategies of the ``apiextensions.k8s.io`` group (apiextensions-apiserver's registry)."""

@@ -1,0 +1,1 @@
+"""Strategies of the ``apps`` group (``pkg/registry/apps``)."""

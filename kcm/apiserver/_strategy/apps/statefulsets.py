@@ -1,0 +1,19 @@
+"""StatefulSets: one replica by default."""
+
+from __future__ import annotations
+
+from ..._store import Obj
+from .._context import Context
+from .workloads import WorkloadStrategy
+
+__all__ = ["StatefulSetStrategy"]
+
+
+class StatefulSetStrategy(WorkloadStrategy):
+    """kube-apiserver's ``pkg/registry/apps/statefulset`` (defaults and validation)."""
+
+    selector_owner = "statefulset"
+
+    def prepare_for_create(self, obj: Obj, ctx: Context) -> None:
+        super().prepare_for_create(obj, ctx)
+        obj.setdefault("spec", {}).setdefault("replicas", 1)

@@ -1,0 +1,1 @@
+"""Strategies of the ``batch`` group (``pkg/registry/batch``)."""

@@ -1,0 +1,1 @@
+"""Strategies of the ``certificates.k8s.io`` group (``pkg/registry/certificates``)."""

@@ -1,0 +1,30 @@
+"""Cluster IPs and node ports for new Services (kube-apiserver's service allocators, in brief).
+
+Addresses are handed out in order and never reclaimed; the counters live as long as the
+:class:`Rest` that owns them (so they start again after a server restart).
+"""
+
+from __future__ import annotations
+
+__all__ = ["ServiceAddresses"]
+
+_NODE_PORT_BASE = 30000
+_NODE_PORT_COUNT = 2768  # 30000-32767
+
+
+class ServiceAddresses:
+    """The next cluster IP (10.96.0.0/12) and node port (30000-32767) to hand out."""
+
+    def __init__(self) -> None:
+        self._next_ip = 1
+        self._next_node_port = _NODE_PORT_BASE
+
+    def cluster_ip(self) -> str:
+        ip = f"10.96.{self._next_ip // 254}.{self._next_ip % 254 + 1}"
+        self._next_ip += 1
+        return ip
+
+    def node_port(self) -> int:
+        port = self._next_node_port
+        self._next_node_port = _NODE_PORT_BASE + (port - (_NODE_PORT_BASE - 1)) % _NODE_PORT_COUNT
+        return port

@@ -1,0 +1,64 @@
+"""Namespaces: the ``kubernetes`` finalizer, phase Terminating on delete, and ``/finalize``.
+
+A deleted namespace stays until the namespace controller has emptied it and PUT ``/finalize``
+without the ``kubernetes`` finalizer (``spec.finalizers``, not ``metadata.finalizers``).
+"""
+
+from __future__ import annotations
+
+from ..._names import dns1123_label
+from ..._store import Obj, deep_copy
+from .._base import Strategy
+from .._context import Context
+from .._subresource import Subresource
+
+__all__ = ["NamespaceStrategy"]
+
+
+class NamespaceStrategy(Strategy):
+    """kube-apiserver's ``pkg/registry/core/namespace``."""
+
+    return_deleted_object = True
+
+    @staticmethod
+    def name_rule(name: str) -> list[str]:
+        return dns1123_label(name)
+
+    def prepare_for_create(self, obj: Obj, ctx: Context) -> None:
+        super().prepare_for_create(obj, ctx)
+        obj.setdefault("spec", {})
+        obj["spec"].setdefault("finalizers", ["kubernetes"])
+        obj["status"] = {"phase": "Active"}
+        labels = obj["metadata"].setdefault("labels", {})
+        labels["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> Obj:
+        """The spec (its finalizers) changes only through ``/finalize``."""
+        new = super().prepare_for_update(new, old)
+        new["spec"] = old.get("spec", {})
+        return new
+
+    def prepare_for_delete(
+        self, old: Obj, new: Obj, options: Obj, query: dict[str, str], ctx: Context
+    ) -> None:
+        new.setdefault("status", {})["phase"] = "Terminating"
+
+    def deletion_held(self, obj: Obj) -> bool:
+        """A namespace stays while ``spec.finalizers`` is not empty."""
+        return bool((obj.get("spec") or {}).get("finalizers"))
+
+    def subresource(self, name: str) -> Subresource:
+        if name == "finalize":
+            return _Finalize(self)
+        return super().subresource(name)
+
+
+class _Finalize(Subresource):
+    """``namespaces/finalize``: only ``spec.finalizers`` changes."""
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> Obj:
+        merged = deep_copy(old)
+        merged.setdefault("spec", {})["finalizers"] = list(
+            (new.get("spec") or {}).get("finalizers") or []
+        )
+        return merged

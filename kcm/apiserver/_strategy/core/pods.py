@@ -1,0 +1,115 @@
+"""Pods: defaults and status on create, graceful deletion, ``/binding`` and ``/eviction``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._field_errors import Cause
+from ..._status import StatusError, status_success
+from ..._store import Obj, deep_copy
+from .._base import Strategy
+from .._context import Context, Verbs
+from .._subresource import Subresource
+from .podspec import default_pod_spec, validate_pod_spec
+
+__all__ = ["PodStrategy"]
+
+_DEFAULT_GRACE_PERIOD = 30
+
+
+class PodStrategy(Strategy):
+    """kube-apiserver's ``pkg/registry/core/pod``: a pod bound to a node is deleted gracefully
+    (it stays, with ``deletionTimestamp`` = now + grace, until the kubelet deletes it with
+    grace period 0)."""
+
+    return_deleted_object = True
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        return super().validate(obj) + validate_pod_spec(obj.get("spec"), "spec")
+
+    def prepare_for_create(self, obj: Obj, ctx: Context) -> None:
+        super().prepare_for_create(obj, ctx)
+        obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+        spec = obj.setdefault("spec", {})
+        default_pod_spec(spec)
+        spec.setdefault("serviceAccountName", "default")
+        spec.setdefault("enableServiceLinks", True)
+
+    def prepare_for_delete(
+        self, old: Obj, new: Obj, options: Obj, query: dict[str, str], ctx: Context
+    ) -> None:
+        grace: Any = options.get("gracePeriodSeconds", query.get("gracePeriodSeconds"))
+        meta = new["metadata"]
+        if old["metadata"].get("deletionTimestamp"):
+            # a second delete may only cut the grace period to zero (the kubelet's final delete)
+            if grace is not None and int(grace) == 0:
+                meta.pop("deletionGracePeriodSeconds", None)
+            return
+        if grace is None:
+            grace = (old.get("spec") or {}).get(
+                "terminationGracePeriodSeconds", _DEFAULT_GRACE_PERIOD
+            )
+        grace = int(grace)
+        phase = (old.get("status") or {}).get("phase")
+        on_node = (old.get("spec") or {}).get("nodeName")
+        if grace > 0 and on_node and phase not in ("Succeeded", "Failed"):
+            meta["deletionGracePeriodSeconds"] = grace
+            meta["deletionTimestamp"] = ctx.time_in(grace)
+
+    def deletion_held(self, obj: Obj) -> bool:
+        """A pod whose grace period runs stays until the kubelet deletes it."""
+        return bool(obj["metadata"].get("deletionGracePeriodSeconds"))
+
+    def subresource(self, name: str) -> Subresource:
+        if name == "binding":
+            return _Binding(self)
+        if name == "eviction":
+            return _Eviction(self)
+        return super().subresource(name)
+
+
+class _Binding(Subresource):
+    """``pods/binding``: the scheduler's POST sets ``spec.nodeName`` and PodScheduled, once."""
+
+    def post(self, verbs: Verbs, ns: str, name: str, body: Any) -> Obj:
+        res = self.strategy.resource
+        old = verbs.existing(res, ns, name)
+        target = (body or {}).get("target") or {}
+        node = target.get("name")
+        if not node:
+            raise StatusError.bad_request("a Binding must name a target node")
+        if (old.get("spec") or {}).get("nodeName"):
+            raise StatusError.conflict(
+                "",
+                "pods/binding",
+                name,
+                f'pod {name} is already assigned to node "{old["spec"]["nodeName"]}"',
+            )
+        new = deep_copy(old)
+        new.setdefault("spec", {})["nodeName"] = node
+        conditions = [
+            c
+            for c in (new.setdefault("status", {}).get("conditions") or [])
+            if c.get("type") != "PodScheduled"
+        ]
+        conditions.append(
+            {"type": "PodScheduled", "status": "True", "lastTransitionTime": verbs.now()}
+        )
+        new["status"]["conditions"] = conditions
+        verbs.commit(res, new, old)
+        return status_success()
+
+
+class _Eviction(Subresource):
+    """``pods/eviction``: deletes the pod with the eviction's delete options (no PDB checks)."""
+
+    def post(self, verbs: Verbs, ns: str, name: str, body: Any) -> Obj:
+        options = (body or {}).get("deleteOptions") or {}
+        verbs.delete(self.strategy.resource, ns, name, options, {})
+        return {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Success",
+            "code": 201,
+        }

@@ -1,0 +1,1 @@
+"""Strategies of the ``rbac.authorization.k8s.io`` group (``pkg/registry/rbac``)."""

@@ -1,0 +1,284 @@
+"""WATCH over HTTP: a backlog (initial events or a replay), then live events, as JSON lines.
+
+The backlog and the registration of the watcher happen with no await in between, so no event
+can fall between them. Live events arrive on the watcher's memory stream (fanned out by the
+:class:`Store`); bookmarks are queued behind them; the stream ends at ``timeoutSeconds``, when
+the client goes away, or when the store closes the watch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import anyio
+import msgspec
+
+from kcm.clock import Clock, move_on_after
+
+from ._faults import Faults
+from ._http import JSON, Receive, Send
+from ._registry import Resource
+from ._status import StatusError
+from ._store import Event, HistoryExpired, Obj, Store, Watch
+from ._table import to_table
+
+__all__ = ["WatchOptions", "WatchStream"]
+
+_encode = msgspec.json.encode
+_DEFAULT_TIMEOUT = 1800.0
+_BATCH = 512
+"""Lines already queued that one write may carry."""
+
+
+@dataclass(frozen=True, slots=True)
+class WatchOptions:
+    """A watch's query parameters, checked."""
+
+    resource_version: str
+    bookmarks: bool
+    initial_events: str | None
+    send_initial: bool
+    timeout: float
+
+    @classmethod
+    def parse(cls, query: dict[str, str]) -> WatchOptions:
+        """Raises StatusError: 422 for sendInitialEvents without resourceVersionMatch
+        NotOlderThan, 400 for a bad timeoutSeconds."""
+        initial_events = query.get("sendInitialEvents")
+        if initial_events not in (None, "") and (
+            query.get("resourceVersionMatch") != "NotOlderThan"
+        ):
+            raise StatusError.invalid(
+                "meta.k8s.io",
+                "ListOptions",
+                "",
+                [
+                    {
+                        "reason": "FieldValueForbidden",
+                        "message": "Forbidden: sendInitialEvents is forbidden for watch unless "
+                        "resourceVersionMatch is set to NotOlderThan",
+                        "field": "sendInitialEvents",
+                    }
+                ],
+            )
+        timeout = _DEFAULT_TIMEOUT
+        if query.get("timeoutSeconds"):
+            try:
+                timeout = float(query["timeoutSeconds"])
+            except ValueError as exc:
+                raise StatusError.bad_request("invalid timeoutSeconds") from exc
+        return cls(
+            resource_version=query.get("resourceVersion", ""),
+            bookmarks=query.get("allowWatchBookmarks") in ("true", "1"),
+            initial_events=initial_events,
+            send_initial=initial_events in ("true", "1"),
+            timeout=timeout,
+        )
+
+
+@dataclass(slots=True)
+class _Backlog:
+    """What a watch sends before live events: lines, or the one ERROR line of a 410."""
+
+    lines: list[bytes]
+    replay: list[Event]
+    error: bytes | None = None
+
+
+class WatchStream:
+    """One watch response over ``store`` (a new one per request: the store can be swapped)."""
+
+    def __init__(
+        self,
+        store: Store,
+        present: Callable[[Resource, Obj], Obj],
+        clock: Clock,
+        faults: Faults,
+        *,
+        bookmark_interval: float,
+        user_agent: str,
+        table: bool,
+    ) -> None:
+        self.store = store
+        self.present = present
+        self.clock = clock
+        self.faults = faults
+        self.bookmark_interval = bookmark_interval
+        self.user_agent = user_agent
+        self.table = table
+
+    async def serve(
+        self,
+        send: Send,
+        receive: Receive,
+        res: Resource,
+        ns: str | None,
+        matcher: Callable[[Obj], bool] | None,
+        options: WatchOptions,
+    ) -> None:
+        # Synchronous from here to add_watch: no event can slip between backlog and live.
+        backlog = self._backlog(res, ns, matcher, options)
+        watch = None
+        if backlog.error is None:
+            watch = self.store.add_watch(res.storage_key, ns or None, matcher)
+            for event in backlog.replay:
+                line = watch.render(event)
+                if line is not None:
+                    backlog.lines.append(line)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", JSON), (b"cache-control", b"no-cache, private")],
+            }
+        )
+        try:
+            await self._stream(send, receive, res, watch, backlog, options)
+        finally:
+            if watch is not None:
+                self.store.remove_watch(watch)
+        try:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except Exception:  # the client went away first
+            pass
+
+    def _backlog(
+        self,
+        res: Resource,
+        ns: str | None,
+        matcher: Callable[[Obj], bool] | None,
+        options: WatchOptions,
+    ) -> _Backlog:
+        store = self.store
+        backlog = _Backlog([], [])
+        if options.send_initial or options.resource_version in ("", "0"):
+            if options.initial_events not in ("false", "0"):
+                backlog.lines += self._initial_events(res, ns, matcher)
+            if options.send_initial:
+                backlog.lines.append(_bookmark(res, store.rv, initial_end=True))
+            return backlog
+        try:
+            since = int(options.resource_version)
+        except ValueError as exc:
+            raise StatusError.bad_request(
+                f"invalid resource version: {options.resource_version}"
+            ) from exc
+        try:
+            backlog.replay = store.events_since(res.storage_key, since)
+        except HistoryExpired as exc:
+            err = StatusError.gone(str(exc))
+            backlog.error = b'{"type":"ERROR","object":' + _encode(err.to_status()) + b"}\n"
+        return backlog
+
+    def _initial_events(
+        self, res: Resource, ns: str | None, matcher: Callable[[Obj], bool] | None
+    ) -> list[bytes]:
+        """A synthetic ADDED for every object the watch selects, in key order."""
+        objects = self.store.objects
+        lines = []
+        for key in sorted(objects.get(res.storage_key, {})):
+            obj = objects[res.storage_key][key]
+            if ns and key[0] != ns:
+                continue
+            if matcher is not None and not matcher(obj):
+                continue
+            lines.append(b'{"type":"ADDED","object":' + _encode(self.present(res, obj)) + b"}\n")
+        return lines
+
+    async def _stream(
+        self,
+        send: Send,
+        receive: Receive,
+        res: Resource,
+        watch: Watch | None,
+        backlog: _Backlog,
+        options: WatchOptions,
+    ) -> None:
+        """Write the backlog and then live events until timeout, disconnect or close."""
+        async with anyio.create_task_group() as tg:
+
+            async def _disconnect() -> None:
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        tg.cancel_scope.cancel()
+                        return
+
+            tg.start_soon(_disconnect)
+            async with move_on_after(self.clock, options.timeout):
+                if backlog.error is not None:
+                    await self._write(send, backlog.error, None)
+                else:
+                    assert watch is not None
+                    if backlog.lines:
+                        await self._write(send, b"".join(backlog.lines), res)
+                    if options.bookmarks:
+                        tg.start_soon(self._bookmark_ticker, watch)
+                    await self._pump(send, watch, res)
+            tg.cancel_scope.cancel()
+
+    async def _pump(self, send: Send, watch: Watch, res: Resource) -> None:
+        receive = watch.receive
+        while True:
+            try:
+                line = await receive.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                return
+            chunk = [line]
+            while len(chunk) < _BATCH:  # batch whatever is already queued into one write
+                try:
+                    chunk.append(receive.receive_nowait())
+                except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                    break
+            data = b"".join(
+                _bookmark(res, int(item[1:])) if item.startswith(b"#") else item for item in chunk
+            )
+            await self._write(send, data, res)
+
+    async def _bookmark_ticker(self, watch: Watch) -> None:
+        """Queue a bookmark marker every ``bookmark_interval`` behind the events already queued.
+
+        The marker carries the store's RV at the moment it is queued: every event up to that RV
+        is ahead of it in this watcher's stream (fan-out is synchronous), so the BOOKMARK never
+        claims an event the client has not been sent. A full buffer skips the tick.
+        """
+        while True:
+            await self.clock.sleep(self.bookmark_interval)
+            try:
+                watch.send.send_nowait(b"#%d" % self.store.rv)
+            except anyio.WouldBlock:
+                continue
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                return
+
+    async def _write(self, send: Send, data: bytes, res: Resource | None) -> None:
+        """One body chunk; a partitioned client's is held until the partition heals."""
+        if self.faults.partitioned(self.user_agent) is not None:
+            await self.faults.gate(self.user_agent)
+        if self.table and res is not None:
+            data = _tableize(res, data, self.clock.now())
+        await send({"type": "http.response.body", "body": data, "more_body": True})
+
+
+def _bookmark(res: Resource, rv: int, *, initial_end: bool = False) -> bytes:
+    meta: dict[str, Any] = {"resourceVersion": str(rv)}
+    if initial_end:
+        meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+    obj = {"kind": res.kind, "apiVersion": res.api_version, "metadata": meta}
+    return b'{"type":"BOOKMARK","object":' + _encode(obj) + b"}\n"
+
+
+def _tableize(res: Resource, data: bytes, now: datetime) -> bytes:
+    out = []
+    for raw in data.splitlines():
+        event = json.loads(raw)
+        if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
+            event["object"] = to_table(
+                res, {"metadata": {}, "items": [event["object"]]}, "Object", now
+            )
+        out.append(_encode(event) + b"\n")
+    return b"".join(out)
