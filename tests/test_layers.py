@@ -1,8 +1,9 @@
 """The layering rule of docs/architecture.md, checked by machine.
 
-Imports point down only: cli > controllers > runtime > {informers, workqueue, leaderelection} >
-client > models > {errors, clock, selectors}. informers, workqueue and leaderelection do not
-import each other; nothing in the library imports kcm.apiserver or kcm.testing.
+Imports point down only: cli > controllers > controllerkit > runtime > {informers, workqueue,
+leaderelection, record} > client > models > {errors, clock, selectors}. informers, workqueue,
+leaderelection and record do not import each other; nothing in the library imports kcm.apiserver
+or kcm.testing.
 """
 
 from __future__ import annotations
@@ -26,22 +27,24 @@ RANK: dict[str, int] = {
     "informers": 3,
     "workqueue": 3,
     "leaderelection": 3,
+    "record": 3,
     "runtime": 4,
     "cloudprovider": 4,
-    "controllers": 5,
-    "simulation": 6,
-    "apiserver": 6,
-    "testing": 7,
-    "cli": 8,
-    "__init__": 9,
-    "__main__": 9,
+    "controllerkit": 5,
+    "controllers": 6,
+    "simulation": 7,
+    "apiserver": 7,
+    "testing": 8,
+    "cli": 9,
+    "__init__": 10,
+    "__main__": 10,
 }
 # Parts beside the library: they may import anything below them, but the library may not
 # import them (only cli, testing and each other may).
 BESIDE = {"apiserver", "simulation", "testing"}
 ALLOWED_TO_IMPORT_BESIDE = {"cli", "testing", "apiserver", "simulation"}
 # selectors may use models' Structs and models may use selectors: they are one layer.
-INDEPENDENT = {"informers", "workqueue", "leaderelection"}
+INDEPENDENT = {"informers", "workqueue", "leaderelection", "record"}
 
 
 def _part_of(path: Path) -> str:

@@ -30,9 +30,9 @@ from kcm.models import ObjectKey
 from kcm.models.batch_v1 import CronJob, CronJobStatus, Job, JobSpec
 from kcm.models.core_v1 import ObjectReference
 from kcm.models.meta_v1 import ObjectMeta
+from kcm.record import EventRecorder
 from kcm.runtime import (
     Controller,
-    EventRecorder,
     Manager,
     Result,
     enqueue_object,

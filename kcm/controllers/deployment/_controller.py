@@ -31,6 +31,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import Api, ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import ControllerRefManager, recheck_deletion_timestamp
 from kcm.controllers.replicaset import is_namespace_terminating
 from kcm.errors import AlreadyExists, ApiError, NotFound
 from kcm.informers import SharedInformerFactory
@@ -39,16 +40,8 @@ from kcm.models.apps_v1 import Deployment, DeploymentStatus, ReplicaSet, Replica
 from kcm.models.core_v1 import Pod, PodTemplateSpec
 from kcm.models.meta_v1 import LabelSelector as LabelSelectorModel
 from kcm.models.meta_v1 import ObjectMeta
-from kcm.runtime import (
-    Controller,
-    ControllerRefManager,
-    EventRecorder,
-    Result,
-    TerminalError,
-    get_controller_of,
-    new_controller_ref,
-    recheck_deletion_timestamp,
-)
+from kcm.record import EventRecorder
+from kcm.runtime import Controller, Result, TerminalError, get_controller_of, new_controller_ref
 from kcm.selectors import LabelSelector
 
 from ._rollout import (

@@ -35,6 +35,11 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient, PatchType
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import (
+    ControllerRefManager,
+    UIDTrackingControllerExpectations,
+    recheck_deletion_timestamp,
+)
 from kcm.controllers import add_controller
 from kcm.controllers.replicaset import (
     is_namespace_terminating,
@@ -48,17 +53,14 @@ from kcm.models import ObjectKey, from_dict, object_key, to_dict
 from kcm.models.batch_v1 import Job, JobCondition, JobStatus, UncountedTerminatedPods
 from kcm.models.core_v1 import Pod, PodSpec
 from kcm.models.meta_v1 import ObjectMeta
+from kcm.record import EventRecorder
 from kcm.runtime import (
     Controller,
-    ControllerRefManager,
-    EventRecorder,
     Manager,
     Result,
-    UIDTrackingControllerExpectations,
     enqueue_object,
     get_controller_of,
     new_controller_ref,
-    recheck_deletion_timestamp,
 )
 from kcm.selectors import LabelSelector
 

@@ -25,23 +25,25 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import (
+    ControllerRefManager,
+    UIDTrackingControllerExpectations,
+    recheck_deletion_timestamp,
+)
 from kcm.errors import ApiError, KcmError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key
 from kcm.models.apps_v1 import ReplicaSet, ReplicaSetCondition, ReplicaSetStatus
 from kcm.models.core_v1 import Pod
 from kcm.models.meta_v1 import OwnerReference
+from kcm.record import EventRecorder
 from kcm.runtime import (
     Controller,
-    ControllerRefManager,
-    EventRecorder,
     HasMetadata,
     Request,
     Result,
-    UIDTrackingControllerExpectations,
     get_controller_of,
     new_controller_ref,
-    recheck_deletion_timestamp,
 )
 from kcm.selectors import LabelSelector, SelectorParseError
 from kcm.workqueue import default_controller_rate_limiter

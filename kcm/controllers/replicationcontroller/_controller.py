@@ -16,6 +16,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import UIDTrackingControllerExpectations
 from kcm.controllers.replicaset import BURST_REPLICAS, ReplicaKind, ReplicaManager
 from kcm.informers import SharedInformerFactory
 from kcm.models.core_v1 import (
@@ -23,7 +24,7 @@ from kcm.models.core_v1 import (
     ReplicationControllerCondition,
     ReplicationControllerStatus,
 )
-from kcm.runtime import EventRecorder, UIDTrackingControllerExpectations
+from kcm.record import EventRecorder
 from kcm.selectors import LabelSelector
 
 __all__ = ["DEFAULT_WORKERS", "REPLICATION_CONTROLLER_KIND", "ReplicationControllerController"]

@@ -27,7 +27,8 @@ from kcm.errors import Conflict, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key
 from kcm.models.batch_v1 import Job
-from kcm.runtime import Controller, EventRecorder, Manager, Result, TerminalError
+from kcm.record import EventRecorder
+from kcm.runtime import Controller, Manager, Result, TerminalError
 
 __all__ = [
     "DEFAULT_WORKERS",
