@@ -3,7 +3,8 @@
 Imports point down only: cli > controllers > controllerkit > runtime > {informers, workqueue,
 leaderelection, record} > client > models > {errors, clock, selectors}. informers, workqueue,
 leaderelection and record do not import each other; nothing in the library imports kcm.apiserver
-or kcm.testing.
+or kcm.testing. The controllers under kcm.controllers never import each other (only the parent
+registry module and the kit).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import ast
 from pathlib import Path
 
 import pytest
+
+import kcm.controllers
 
 ROOT = Path(__file__).resolve().parents[1] / "kcm"
 
@@ -108,3 +111,64 @@ def test_checker_sees_relative_and_absolute_imports(tmp_path: Path) -> None:
     probe.write_text("from ..client import ApiClient\nimport kcm.runtime\nfrom kcm import errors\n")
     found = {part for part, _ in _imported_parts(probe, package="kcm.models")}
     assert found == {"client", "runtime", "errors"}
+
+
+CONTROLLER_MODULES = sorted((ROOT / "controllers").glob("*/**/*.py"))
+
+
+def _controller_package(path: Path) -> str:
+    return path.relative_to(ROOT / "controllers").parts[0]
+
+
+def _imported_modules(path: Path, package: str | None = None) -> set[tuple[str, int]]:
+    """Every module (and ``module.name`` for each ``from module import name``) ``path`` imports."""
+    if package is None:
+        package = ".".join(("kcm", *path.relative_to(ROOT).parent.parts))
+    found: set[tuple[str, int]] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update((alias.name, node.lineno) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - max(node.level - 1, 0)]
+            mod = node.module or ""
+            if node.level:
+                mod = ".".join([*base, mod] if mod else base)
+            found.add((mod, node.lineno))
+            found.update((f"{mod}.{alias.name}", node.lineno) for alias in node.names)
+    return found
+
+
+@pytest.mark.parametrize(
+    "path", CONTROLLER_MODULES, ids=[str(p.relative_to(ROOT)) for p in CONTROLLER_MODULES]
+)
+def test_controllers_do_not_import_each_other(path: Path) -> None:
+    """kcm.controllers.<a> may import the registry module kcm.controllers and kcm.controllerkit,
+    never kcm.controllers.<b>: what two controllers share belongs in the kit."""
+    own = _controller_package(path)
+    problems = [
+        f"line {line}: imports {name}"
+        for name, line in _imported_modules(path)
+        if name.startswith("kcm.controllers.")
+        and name.split(".")[2] != own
+        and name.split(".")[2] not in kcm.controllers.__all__  # the registry module's names
+    ]
+    assert not problems, f"{path.relative_to(ROOT)}:\n" + "\n".join(problems)
+
+
+def test_sibling_checker_sees_relative_and_absolute_imports(tmp_path: Path) -> None:
+    """The sibling rule must notice each spelling of an import of another controller."""
+    probe = tmp_path / "_probe.py"
+    probe.write_text(
+        "from ..replicaset import ReplicaSetController\n"
+        "import kcm.controllers.deployment\n"
+        "from kcm.controllers import job, add_controller\n"
+        "from . import _util\n"
+    )
+    found = {name for name, _ in _imported_modules(probe, package="kcm.controllers.cronjob")}
+    assert {
+        "kcm.controllers.replicaset",
+        "kcm.controllers.deployment",
+        "kcm.controllers.job",
+        "kcm.controllers.add_controller",
+        "kcm.controllers.cronjob._util",
+    } <= found

@@ -21,9 +21,8 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import finished_condition, is_namespace_terminating
 from kcm.controllers import add_controller
-from kcm.controllers.job import finished_condition
-from kcm.controllers.replicaset import is_namespace_terminating
 from kcm.errors import AlreadyExists, KcmError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey

@@ -31,8 +31,11 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import Api, ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.controllerkit import ControllerRefManager, recheck_deletion_timestamp
-from kcm.controllers.replicaset import is_namespace_terminating
+from kcm.controllerkit import (
+    ControllerRefManager,
+    is_namespace_terminating,
+    recheck_deletion_timestamp,
+)
 from kcm.errors import AlreadyExists, ApiError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key

@@ -38,15 +38,14 @@ from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.controllerkit import (
     ControllerRefManager,
     UIDTrackingControllerExpectations,
-    recheck_deletion_timestamp,
-)
-from kcm.controllers import add_controller
-from kcm.controllers.replicaset import (
+    is_finished,
     is_namespace_terminating,
     is_pod_active,
     is_pod_ready,
+    recheck_deletion_timestamp,
     slow_start_batch,
 )
+from kcm.controllers import add_controller
 from kcm.errors import KcmError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, from_dict, object_key, to_dict
@@ -89,8 +88,6 @@ __all__ = [
     "NAME",
     "JobController",
     "add_to_manager",
-    "finished_condition",
-    "is_finished",
 ]
 
 logger = logging.getLogger(__name__)
@@ -118,19 +115,6 @@ def _condition(conditions: Iterable[JobCondition] | None, type_: str) -> JobCond
         if cond.type == type_ and cond.status == "True":
             return cond
     return None
-
-
-def finished_condition(job: Job) -> JobCondition | None:
-    """The Job's first True ``Complete`` or ``Failed`` condition, or None while it runs."""
-    for cond in (job.status.conditions if job.status is not None else None) or ():
-        if cond.type in ("Complete", "Failed") and cond.status == "True":
-            return cond
-    return None
-
-
-def is_finished(job: Job) -> bool:
-    """The Job has a True ``Complete`` or ``Failed`` condition (it is never touched again)."""
-    return finished_condition(job) is not None
 
 
 def _job_key_of(pod: Pod) -> ObjectKey | None:
