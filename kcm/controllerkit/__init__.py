@@ -33,6 +33,14 @@ from ._controller_ref_manager import recheck_deletion_timestamp as recheck_delet
 from ._expectations import EXPECTATIONS_TIMEOUT as EXPECTATIONS_TIMEOUT
 from ._expectations import ControllerExpectations as ControllerExpectations
 from ._expectations import UIDTrackingControllerExpectations as UIDTrackingControllerExpectations
+from ._history import CONTROLLER_REVISION_HASH_LABEL as CONTROLLER_REVISION_HASH_LABEL
+from ._history import History as History
+from ._history import controller_revision_name as controller_revision_name
+from ._history import equal_revision as equal_revision
+from ._history import find_equal_revisions as find_equal_revisions
+from ._history import hash_controller_revision as hash_controller_revision
+from ._history import new_controller_revision as new_controller_revision
+from ._history import sort_controller_revisions as sort_controller_revisions
 from ._job_status import finished_condition as finished_condition
 from ._job_status import is_finished as is_finished
 from ._namespaces import is_namespace_terminating as is_namespace_terminating
@@ -60,6 +68,7 @@ from ._slow_start import slow_start_batch as slow_start_batch
 
 __all__ = [
     "BURST_REPLICAS",
+    "CONTROLLER_REVISION_HASH_LABEL",
     "EXPECTATIONS_TIMEOUT",
     "POD_DELETION_COST_ANNOTATION",
     "REPLICA_FAILURE",
@@ -67,19 +76,25 @@ __all__ = [
     "SLOW_START_INITIAL_BATCH_SIZE",
     "ControllerExpectations",
     "ControllerRefManager",
+    "History",
     "LabelMatcher",
     "ReplicaKind",
     "ReplicaManager",
     "UIDTrackingControllerExpectations",
     "calculate_replica_status",
     "compare_pods_for_deletion",
+    "controller_revision_name",
     "desired_replicas",
+    "equal_revision",
+    "find_equal_revisions",
     "finished_condition",
+    "hash_controller_revision",
     "is_finished",
     "is_namespace_terminating",
     "is_pod_active",
     "is_pod_available",
     "is_pod_ready",
+    "new_controller_revision",
     "pod_deletion_cost",
     "pod_from_template",
     "pod_name_prefix",
@@ -89,4 +104,5 @@ __all__ = [
     "recheck_deletion_timestamp",
     "safe_encode_string",
     "slow_start_batch",
+    "sort_controller_revisions",
 ]

@@ -8,7 +8,7 @@ counts) and writes them as core/v1 ``Event`` objects through an :class:`EventSin
 
 Independent of the informers, the work queue and the controller runtime (it needs only the
 client, the models and the clock); ``kcm.runtime.Manager.event_recorder`` hands out recorders
-of a broadcaster the manager runs. See docs/runtime.md#events.
+of a broadcaster the manager runs. See docs/runtime.md ("Events").
 """
 
 from ._event_correlator import CorrelationResult as CorrelationResult
