@@ -204,19 +204,7 @@ class ReplicaManager(Generic[W]):
         except SelectorParseError as exc:
             logger.error("%s %s has an invalid selector: %s", self.kind.kind, key, exc)
             return Result()
-        active = [p for p in self._pods.namespace(key.namespace).list() if is_pod_active(p)]
-        owner_api = self._client.api(self.kind.model, key.namespace)
-        refs = ControllerRefManager(
-            self._client.api(Pod, key.namespace),
-            owner,
-            self.kind.api_version,
-            self.kind.kind,
-            selector,
-            can_adopt=recheck_deletion_timestamp(
-                lambda: owner_api.get(key.name), owner.metadata.uid
-            ),
-        )
-        pods = await refs.claim(active)
+        pods = await self._claim_active_pods(key, owner, selector)
         manage_error: Exception | None = None
         deleted: set[str] = set()
         if needs_sync and owner.metadata.deletion_timestamp is None:
@@ -238,6 +226,31 @@ class ReplicaManager(Generic[W]):
         updated = await self._update_status(owner, new_status)
         if manage_error is not None:
             raise manage_error
+        return self._availability_requeue(updated)
+
+    async def _claim_active_pods(
+        self, key: ObjectKey, owner: W, selector: LabelSelector
+    ) -> list[Pod]:
+        """The namespace's active pods the owner claims: its own that still match, and
+        matching orphans it adopts (after a live GET of the owner); the rest are released
+        or ignored (:class:`ControllerRefManager`)."""
+        active = [p for p in self._pods.namespace(key.namespace).list() if is_pod_active(p)]
+        owner_api = self._client.api(self.kind.model, key.namespace)
+        refs = ControllerRefManager(
+            self._client.api(Pod, key.namespace),
+            owner,
+            self.kind.api_version,
+            self.kind.kind,
+            selector,
+            can_adopt=recheck_deletion_timestamp(
+                lambda: owner_api.get(key.name), owner.metadata.uid
+            ),
+        )
+        return await refs.claim(active)
+
+    @staticmethod
+    def _availability_requeue(updated: Any) -> Result:
+        """Look again after ``minReadySeconds`` while ready pods are not yet available."""
         spec: Any = getattr(updated, "spec", None)
         status: Any = getattr(updated, "status", None)
         min_ready = (spec.min_ready_seconds if spec else 0) or 0
