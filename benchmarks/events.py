@@ -34,7 +34,7 @@ from kcm.client import ApiClient
 from kcm.models import Unstructured
 from kcm.models.core_v1 import ConfigMap, Event, ObjectReference
 from kcm.models.meta_v1 import ObjectMeta
-from kcm.runtime import EventBroadcaster, EventCorrelator
+from kcm.record import EventBroadcaster, EventCorrelator
 from kcm.testing import client_config_for
 
 ROOT = Path(__file__).resolve().parents[1]

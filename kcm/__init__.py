@@ -2,8 +2,12 @@
 
 Layers (imports point down only)::
 
-    cli > controllers > runtime > {informers, workqueue, leaderelection} > client > models
+    cli > controllers > controllerkit > runtime
+        > {informers, workqueue, leaderelection, record} > client > {models, selectors}
         > {errors, clock}
+
+The built-in controllers (``kcm.controllers.<name>``) never import each other: what they share
+is in ``kcm.controllerkit``.
 
 ``kcm.apiserver`` (the embedded Kubernetes-compatible API server) and ``kcm.testing`` sit
 beside the library; nothing in the library imports them.

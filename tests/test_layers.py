@@ -1,8 +1,10 @@
 """The layering rule of docs/architecture.md, checked by machine.
 
-Imports point down only: cli > controllers > runtime > {informers, workqueue, leaderelection} >
-client > models > {errors, clock, selectors}. informers, workqueue and leaderelection do not
-import each other; nothing in the library imports kcm.apiserver or kcm.testing.
+Imports point down only: cli > controllers > controllerkit > runtime > {informers, workqueue,
+leaderelection, record} > client > models > {errors, clock, selectors}. informers, workqueue,
+leaderelection and record do not import each other; nothing in the library imports kcm.apiserver
+or kcm.testing. The controllers under kcm.controllers never import each other (only the parent
+registry module and the kit).
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import ast
 from pathlib import Path
 
 import pytest
+
+import kcm.controllers
 
 ROOT = Path(__file__).resolve().parents[1] / "kcm"
 
@@ -26,22 +30,24 @@ RANK: dict[str, int] = {
     "informers": 3,
     "workqueue": 3,
     "leaderelection": 3,
+    "record": 3,
     "runtime": 4,
     "cloudprovider": 4,
-    "controllers": 5,
-    "simulation": 6,
-    "apiserver": 6,
-    "testing": 7,
-    "cli": 8,
-    "__init__": 9,
-    "__main__": 9,
+    "controllerkit": 5,
+    "controllers": 6,
+    "simulation": 7,
+    "apiserver": 7,
+    "testing": 8,
+    "cli": 9,
+    "__init__": 10,
+    "__main__": 10,
 }
 # Parts beside the library: they may import anything below them, but the library may not
 # import them (only cli, testing and each other may).
 BESIDE = {"apiserver", "simulation", "testing"}
 ALLOWED_TO_IMPORT_BESIDE = {"cli", "testing", "apiserver", "simulation"}
 # selectors may use models' Structs and models may use selectors: they are one layer.
-INDEPENDENT = {"informers", "workqueue", "leaderelection"}
+INDEPENDENT = {"informers", "workqueue", "leaderelection", "record"}
 
 
 def _part_of(path: Path) -> str:
@@ -105,3 +111,64 @@ def test_checker_sees_relative_and_absolute_imports(tmp_path: Path) -> None:
     probe.write_text("from ..client import ApiClient\nimport kcm.runtime\nfrom kcm import errors\n")
     found = {part for part, _ in _imported_parts(probe, package="kcm.models")}
     assert found == {"client", "runtime", "errors"}
+
+
+CONTROLLER_MODULES = sorted((ROOT / "controllers").glob("*/**/*.py"))
+
+
+def _controller_package(path: Path) -> str:
+    return path.relative_to(ROOT / "controllers").parts[0]
+
+
+def _imported_modules(path: Path, package: str | None = None) -> set[tuple[str, int]]:
+    """Every module (and ``module.name`` for each ``from module import name``) ``path`` imports."""
+    if package is None:
+        package = ".".join(("kcm", *path.relative_to(ROOT).parent.parts))
+    found: set[tuple[str, int]] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update((alias.name, node.lineno) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - max(node.level - 1, 0)]
+            mod = node.module or ""
+            if node.level:
+                mod = ".".join([*base, mod] if mod else base)
+            found.add((mod, node.lineno))
+            found.update((f"{mod}.{alias.name}", node.lineno) for alias in node.names)
+    return found
+
+
+@pytest.mark.parametrize(
+    "path", CONTROLLER_MODULES, ids=[str(p.relative_to(ROOT)) for p in CONTROLLER_MODULES]
+)
+def test_controllers_do_not_import_each_other(path: Path) -> None:
+    """kcm.controllers.<a> may import the registry module kcm.controllers and kcm.controllerkit,
+    never kcm.controllers.<b>: what two controllers share belongs in the kit."""
+    own = _controller_package(path)
+    problems = [
+        f"line {line}: imports {name}"
+        for name, line in _imported_modules(path)
+        if name.startswith("kcm.controllers.")
+        and name.split(".")[2] != own
+        and name.split(".")[2] not in kcm.controllers.__all__  # the registry module's names
+    ]
+    assert not problems, f"{path.relative_to(ROOT)}:\n" + "\n".join(problems)
+
+
+def test_sibling_checker_sees_relative_and_absolute_imports(tmp_path: Path) -> None:
+    """The sibling rule must notice each spelling of an import of another controller."""
+    probe = tmp_path / "_probe.py"
+    probe.write_text(
+        "from ..replicaset import ReplicaSetController\n"
+        "import kcm.controllers.deployment\n"
+        "from kcm.controllers import job, add_controller\n"
+        "from . import _util\n"
+    )
+    found = {name for name, _ in _imported_modules(probe, package="kcm.controllers.cronjob")}
+    assert {
+        "kcm.controllers.replicaset",
+        "kcm.controllers.deployment",
+        "kcm.controllers.job",
+        "kcm.controllers.add_controller",
+        "kcm.controllers.cronjob._util",
+    } <= found

@@ -29,8 +29,8 @@ from kcm.client import ApiClient
 from kcm.clock import Clock
 from kcm.errors import AlreadyExists, NotFound
 from kcm.models import Condition, ConfigMap, Namespace, ObjectKey, ObjectMeta, to_dict
+from kcm.record import EventRecorder
 from kcm.runtime import (
-    EventRecorder,
     Manager,
     Request,
     Result,

@@ -324,7 +324,7 @@ async def _add_simulation(
     of their own and never eat the controllers' QPS budget. The broadcaster runs on every
     replica, so it outlives the leader-gated simulation on shutdown.
     """
-    from kcm.runtime import EventBroadcaster
+    from kcm.record import EventBroadcaster
     from kcm.simulation import SimulatedCluster
 
     client = await _client(stack, config, "simulation", qps=-1)

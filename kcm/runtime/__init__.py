@@ -9,20 +9,6 @@ and when the key comes back. See docs/runtime.md.
 from ._builder import ControllerBuilder as ControllerBuilder
 from ._builder import controller_for as controller_for
 from ._controller import Controller as Controller
-from ._controller_ref_manager import ControllerRefManager as ControllerRefManager
-from ._controller_ref_manager import LabelMatcher as LabelMatcher
-from ._controller_ref_manager import recheck_deletion_timestamp as recheck_deletion_timestamp
-from ._event_correlator import CorrelationResult as CorrelationResult
-from ._event_correlator import EventCorrelator as EventCorrelator
-from ._event_recorder import EVENT_TYPE_NORMAL as EVENT_TYPE_NORMAL
-from ._event_recorder import EVENT_TYPE_WARNING as EVENT_TYPE_WARNING
-from ._event_recorder import EventRecorder as EventRecorder
-from ._event_recorder import object_reference as object_reference
-from ._events import EventBroadcaster as EventBroadcaster
-from ._events import EventSink as EventSink
-from ._expectations import EXPECTATIONS_TIMEOUT as EXPECTATIONS_TIMEOUT
-from ._expectations import ControllerExpectations as ControllerExpectations
-from ._expectations import UIDTrackingControllerExpectations as UIDTrackingControllerExpectations
 from ._finalizers import add_finalizer as add_finalizer
 from ._finalizers import has_finalizer as has_finalizer
 from ._finalizers import remove_finalizer as remove_finalizer
@@ -68,26 +54,15 @@ from ._shutdown import graceful_shield as graceful_shield
 from ._types import HasMetadata as HasMetadata
 
 __all__ = [
-    "EVENT_TYPE_NORMAL",
-    "EVENT_TYPE_WARNING",
-    "EXPECTATIONS_TIMEOUT",
     "RECONCILE_TIME_BUCKETS",
     "Controller",
     "ControllerBuilder",
-    "ControllerExpectations",
-    "ControllerRefManager",
-    "CorrelationResult",
     "EnqueueForObject",
     "EnqueueForOwner",
     "EnqueueMapped",
-    "EventBroadcaster",
-    "EventCorrelator",
     "EventHandler",
-    "EventRecorder",
-    "EventSink",
     "HasMetadata",
     "HealthCheck",
-    "LabelMatcher",
     "LeaderElectionOptions",
     "Manager",
     "Predicate",
@@ -100,7 +75,6 @@ __all__ = [
     "Result",
     "Runnable",
     "TerminalError",
-    "UIDTrackingControllerExpectations",
     "add_finalizer",
     "and_",
     "annotations_changed",
@@ -118,10 +92,8 @@ __all__ = [
     "labels_changed",
     "new_controller_ref",
     "not_",
-    "object_reference",
     "or_",
     "predicate",
-    "recheck_deletion_timestamp",
     "remove_finalizer",
     "resource_version_changed",
     "run_until_signal",

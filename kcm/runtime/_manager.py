@@ -38,10 +38,9 @@ from kcm.leaderelection import (
     default_identity,
 )
 from kcm.models import PartialObjectMetadata, ResourceInfo, Unstructured
+from kcm.record import EventBroadcaster, EventRecorder
 
 from ._builder import ControllerBuilder, Source
-from ._event_recorder import EventRecorder
-from ._events import EventBroadcaster
 from ._health_server import HealthCheck, HealthServer, HealthzApp
 from ._predicates import Predicate
 from ._shutdown import HardStop
@@ -374,7 +373,7 @@ class Manager:
     def event_recorder(self, component: str) -> EventRecorder:
         """An event recorder reporting as ``component`` (e.g. ``"replicaset-controller"``).
 
-        Every recorder shares one :class:`~kcm.runtime.EventBroadcaster` that the manager
+        Every recorder shares one :class:`~kcm.record.EventBroadcaster` that the manager
         runs (after the informers, before any other runnable) and stops last among them, so
         events recorded during shutdown are still written. Its metrics go to :attr:`registry`.
 

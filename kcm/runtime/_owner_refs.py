@@ -8,7 +8,7 @@ it (kind, then name, then UID: a reference whose UID differs is to a previous in
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import msgspec
 
@@ -163,8 +163,3 @@ def set_owner_reference(owner: HasMetadata, obj: ObjT, api_version: str, kind: s
     _check_namespaces(owner, obj)
     ref = OwnerReference(api_version=api_version, kind=kind, name=meta.name, uid=meta.uid)
     return _with_owner_references(obj, _upsert(list(obj.metadata.owner_references or ()), ref))
-
-
-def owner_reference_dict(ref: OwnerReference) -> dict[str, Any]:
-    """The wire form (camelCase dict) of an owner reference, for patches."""
-    return msgspec.to_builtins(ref)  # type: ignore[no-any-return]

@@ -63,7 +63,7 @@ UNSCHEDULABLE_RETRY = 5.0
 
 
 class EventRecorder(Protocol):
-    """What the simulation needs of an event recorder (``kcm.runtime.EventRecorder``)."""
+    """What the simulation needs of an event recorder (``kcm.record.EventRecorder``)."""
 
     def event(self, obj: Any, type: str, reason: str, message: str) -> None: ...
 

@@ -11,7 +11,7 @@ _TYPES = ("Normal", "Warning")
 
 @final
 class FakeRecorder:
-    """An :class:`kcm.runtime.EventRecorder` for tests (controller-runtime's ``FakeRecorder``).
+    """An :class:`kcm.record.EventRecorder` for tests (controller-runtime's ``FakeRecorder``).
 
     Each event is appended to :attr:`events` as ``"<type> <reason> <message>"`` and its object
     to :attr:`objects`::

@@ -21,18 +21,17 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import finished_condition, is_namespace_terminating
 from kcm.controllers import add_controller
-from kcm.controllers.job import finished_condition
-from kcm.controllers.replicaset import is_namespace_terminating
 from kcm.errors import AlreadyExists, KcmError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey
 from kcm.models.batch_v1 import CronJob, CronJobStatus, Job, JobSpec
 from kcm.models.core_v1 import ObjectReference
 from kcm.models.meta_v1 import ObjectMeta
+from kcm.record import EventRecorder
 from kcm.runtime import (
     Controller,
-    EventRecorder,
     Manager,
     Result,
     enqueue_object,

@@ -35,7 +35,6 @@ from ._util import DESIRED_REPLICAS_ANNOTATION as DESIRED_REPLICAS_ANNOTATION
 from ._util import MAX_REPLICAS_ANNOTATION as MAX_REPLICAS_ANNOTATION
 from ._util import REVISION_ANNOTATION as REVISION_ANNOTATION
 from ._util import REVISION_HISTORY_ANNOTATION as REVISION_HISTORY_ANNOTATION
-from ._util import SAFE_ALPHABET as SAFE_ALPHABET
 from ._util import compute_hash as compute_hash
 from ._util import equal_ignore_hash as equal_ignore_hash
 from ._util import find_new_replica_set as find_new_replica_set
@@ -68,7 +67,6 @@ __all__ = [
     "NAME",
     "REVISION_ANNOTATION",
     "REVISION_HISTORY_ANNOTATION",
-    "SAFE_ALPHABET",
     "STALE_CACHE_MAX_WAIT",
     "DeploymentController",
     "ScaleStep",

@@ -31,7 +31,11 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import Api, ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.controllers.replicaset import is_namespace_terminating
+from kcm.controllerkit import (
+    ControllerRefManager,
+    is_namespace_terminating,
+    recheck_deletion_timestamp,
+)
 from kcm.errors import AlreadyExists, ApiError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key
@@ -39,16 +43,8 @@ from kcm.models.apps_v1 import Deployment, DeploymentStatus, ReplicaSet, Replica
 from kcm.models.core_v1 import Pod, PodTemplateSpec
 from kcm.models.meta_v1 import LabelSelector as LabelSelectorModel
 from kcm.models.meta_v1 import ObjectMeta
-from kcm.runtime import (
-    Controller,
-    ControllerRefManager,
-    EventRecorder,
-    Result,
-    TerminalError,
-    get_controller_of,
-    new_controller_ref,
-    recheck_deletion_timestamp,
-)
+from kcm.record import EventRecorder
+from kcm.runtime import Controller, Result, TerminalError, get_controller_of, new_controller_ref
 from kcm.selectors import LabelSelector
 
 from ._rollout import (
@@ -676,38 +672,14 @@ class _Sync:
     async def create_new_replica_set(
         self, old_rss: list[ReplicaSet], new_revision: int
     ) -> ReplicaSet:
+        """Create the new ReplicaSet (revision ``new_revision``) at its first size, or take
+        over an equal one that already exists under its name; event and ``Progressing``
+        condition for a created one."""
         d = self.d
         assert d.spec is not None
         template = d.spec.template or PodTemplateSpec()
         collision_count = self.status().collision_count
-        hash_ = compute_hash(template, collision_count)
-        tmeta = template.metadata or ObjectMeta()
-        labels = labels_with_hash(tmeta.labels, hash_)
-        selector = d.spec.selector or LabelSelectorModel()
-        rs_selector = msgspec.structs.replace(
-            selector,
-            match_labels={
-                **(selector.match_labels or {}),
-                DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY: hash_,
-            },
-        )
-        name = f"{self.name}-{hash_}"
-        rs = ReplicaSet(
-            metadata=ObjectMeta(
-                name=name,
-                namespace=d.metadata.namespace,
-                owner_references=[new_controller_ref(d, _API_VERSION, _KIND)],
-                labels=labels,
-            ),
-            spec=ReplicaSetSpec(
-                replicas=0,
-                min_ready_seconds=d.spec.min_ready_seconds,
-                selector=rs_selector,
-                template=msgspec.structs.replace(
-                    template, metadata=msgspec.structs.replace(tmeta, labels=labels)
-                ),
-            ),
-        )
+        rs = self._new_replica_set(template, compute_hash(template, collision_count))
         replicas = new_rs_new_replicas(d, [*old_rss, rs], rs)
         annotations: dict[str, str] = {}
         set_new_replica_set_annotations(d, annotations, new_revision, exists=False)
@@ -715,50 +687,8 @@ class _Sync:
             with_replicas(rs, replicas),
             metadata=msgspec.structs.replace(rs.metadata, annotations=annotations),
         )
-        already_exists = False
-        try:
-            created = await self.rs_api.create(rs)
-            self.ctl.note_written(self.key, "ReplicaSet", None, name=name)
-        except AlreadyExists:
-            already_exists = True
-            found = await self.rs_api.get(name)
-            ref = get_controller_of(found)
-            if not (
-                ref is not None
-                and ref.uid == d.metadata.uid
-                and equal_ignore_hash(template, found.spec.template if found.spec else None)
-            ):
-                # A hash collision: bump collisionCount so the retry hashes differently.
-                status = self.status()
-                await self.write_status(
-                    msgspec.structs.replace(status, collision_count=(collision_count or 0) + 1)
-                )
-                logger.info(
-                    "deployment %s/%s: hash collision on replica set %s, collisionCount now %d",
-                    d.metadata.namespace,
-                    self.name,
-                    name,
-                    (collision_count or 0) + 1,
-                )
-                raise
-            created = found
-        except ApiError as exc:
-            if is_namespace_terminating(exc):
-                raise
-            msg = f'Failed to create new replica set "{name}": {exc}'
-            if has_progress_deadline(d):
-                cond = new_condition(PROGRESSING, "False", FAILED_RS_CREATE_REASON, msg, self.now)
-                status = self.status()
-                try:
-                    await self.write_status(
-                        msgspec.structs.replace(
-                            status, conditions=set_condition(status.conditions, cond)
-                        )
-                    )
-                except ApiError:
-                    pass  # the create error is the one to report
-            self.event("Warning", FAILED_RS_CREATE_REASON, msg)
-            raise
+        name = str(rs.metadata.name)
+        created, already_exists = await self._create_replica_set(rs, template, collision_count)
         if not already_exists and replicas > 0:
             self.event(
                 "Normal",
@@ -775,6 +705,102 @@ class _Sync:
                 msgspec.structs.replace(status, conditions=set_condition(status.conditions, cond))
             )
         return created
+
+    def _new_replica_set(self, template: PodTemplateSpec, hash_: str) -> ReplicaSet:
+        """The ReplicaSet ``<deployment>-<hash>`` for ``template``, with 0 replicas: the hash
+        in its labels, selector and template labels, controlled by the Deployment."""
+        d = self.d
+        assert d.spec is not None
+        tmeta = template.metadata or ObjectMeta()
+        labels = labels_with_hash(tmeta.labels, hash_)
+        selector = d.spec.selector or LabelSelectorModel()
+        rs_selector = msgspec.structs.replace(
+            selector,
+            match_labels={
+                **(selector.match_labels or {}),
+                DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY: hash_,
+            },
+        )
+        return ReplicaSet(
+            metadata=ObjectMeta(
+                name=f"{self.name}-{hash_}",
+                namespace=d.metadata.namespace,
+                owner_references=[new_controller_ref(d, _API_VERSION, _KIND)],
+                labels=labels,
+            ),
+            spec=ReplicaSetSpec(
+                replicas=0,
+                min_ready_seconds=d.spec.min_ready_seconds,
+                selector=rs_selector,
+                template=msgspec.structs.replace(
+                    template, metadata=msgspec.structs.replace(tmeta, labels=labels)
+                ),
+            ),
+        )
+
+    async def _create_replica_set(
+        self, rs: ReplicaSet, template: PodTemplateSpec, collision_count: int | None
+    ) -> tuple[ReplicaSet, bool]:
+        """Create ``rs``; returns it and whether it already existed.
+
+        Raises:
+            AlreadyExists: the name is taken by a ReplicaSet that is not this Deployment's
+                with an equal template (a hash collision: collisionCount is raised first, so
+                the retry hashes differently).
+            ApiError: the create was refused (reported as ``Progressing=False`` and an
+                event, unless the namespace is terminating).
+        """
+        d = self.d
+        name = str(rs.metadata.name)
+        try:
+            created = await self.rs_api.create(rs)
+            self.ctl.note_written(self.key, "ReplicaSet", None, name=name)
+        except AlreadyExists:
+            found = await self.rs_api.get(name)
+            ref = get_controller_of(found)
+            if not (
+                ref is not None
+                and ref.uid == d.metadata.uid
+                and equal_ignore_hash(template, found.spec.template if found.spec else None)
+            ):
+                await self._note_hash_collision(name, collision_count)
+                raise
+            return found, True
+        except ApiError as exc:
+            if not is_namespace_terminating(exc):
+                await self._report_failed_create(name, exc)
+            raise
+        return created, False
+
+    async def _note_hash_collision(self, name: str, collision_count: int | None) -> None:
+        """Bump ``status.collisionCount`` so the retry hashes differently."""
+        status = self.status()
+        await self.write_status(
+            msgspec.structs.replace(status, collision_count=(collision_count or 0) + 1)
+        )
+        logger.info(
+            "deployment %s/%s: hash collision on replica set %s, collisionCount now %d",
+            self.d.metadata.namespace,
+            self.name,
+            name,
+            (collision_count or 0) + 1,
+        )
+
+    async def _report_failed_create(self, name: str, exc: ApiError) -> None:
+        """``Progressing=False/ReplicaSetCreateError`` (best effort) and a Warning event."""
+        msg = f'Failed to create new replica set "{name}": {exc}'
+        if has_progress_deadline(self.d):
+            cond = new_condition(PROGRESSING, "False", FAILED_RS_CREATE_REASON, msg, self.now)
+            status = self.status()
+            try:
+                await self.write_status(
+                    msgspec.structs.replace(
+                        status, conditions=set_condition(status.conditions, cond)
+                    )
+                )
+            except ApiError:
+                pass  # the create error is the one to report
+        self.event("Warning", FAILED_RS_CREATE_REASON, msg)
 
     async def scale_replica_set(self, step: ScaleStep) -> tuple[bool, ReplicaSet]:
         """Set a ReplicaSet's size and its desired/max-replicas annotations (one update);

@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from kcm.controllerkit import safe_encode_string
 from kcm.models import to_dict
 from kcm.models.apps_v1 import (
     Deployment,
@@ -47,7 +48,6 @@ __all__ = [
     "RESUMED_DEPLOY_REASON",
     "REVISION_ANNOTATION",
     "REVISION_HISTORY_ANNOTATION",
-    "SAFE_ALPHABET",
     "TIMED_OUT_REASON",
     "active_replica_sets",
     "available_replicas",
@@ -119,9 +119,6 @@ PAUSED_DEPLOY_REASON = "DeploymentPaused"
 RESUMED_DEPLOY_REASON = "DeploymentResumed"
 MINIMUM_REPLICAS_AVAILABLE = "MinimumReplicasAvailable"
 MINIMUM_REPLICAS_UNAVAILABLE = "MinimumReplicasUnavailable"
-
-SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-"""Kubernetes' ``rand.SafeEncodeString`` alphabet: no vowels, no 0/1/3 (no bad words)."""
 
 _ANNOTATIONS_TO_SKIP = frozenset(
     {
@@ -391,7 +388,7 @@ def _template_dict(template: PodTemplateSpec | None, *, drop_hash: bool) -> dict
 def compute_hash(template: PodTemplateSpec | None, collision_count: int | None) -> str:
     """The ``pod-template-hash`` of a template: FNV-1a 32 over its canonical JSON (sorted
     keys, nil and empty dropped), then the collision count as 4 little-endian bytes (when set),
-    rendered like Kubernetes' ``SafeEncodeString`` over :data:`SAFE_ALPHABET`.
+    rendered like Kubernetes' ``SafeEncodeString`` (:func:`kcm.controllerkit.safe_encode_string`).
 
     The values differ from Go's (Go hashes a deep-print of the struct), but the scheme is the
     same: stable for a template, different when ``collision_count`` changes.
@@ -404,7 +401,7 @@ def compute_hash(template: PodTemplateSpec | None, collision_count: int | None) 
     h = 0x811C9DC5
     for byte in canonical:
         h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return "".join(SAFE_ALPHABET[ord(c) % len(SAFE_ALPHABET)] for c in str(h))
+    return safe_encode_string(str(h))
 
 
 def equal_ignore_hash(a: PodTemplateSpec | None, b: PodTemplateSpec | None) -> bool:

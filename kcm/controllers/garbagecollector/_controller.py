@@ -35,7 +35,8 @@ from kcm.models import (
 )
 from kcm.models.apiextensions_v1 import CustomResourceDefinition
 from kcm.models.meta_v1 import ObjectMeta, OwnerReference
-from kcm.runtime import Controller, EventRecorder, ReconcileFunc, Result
+from kcm.record import EventRecorder
+from kcm.runtime import Controller, ReconcileFunc, Result
 
 from ._graph import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Graph, Identity, Node, coordinates
 

@@ -16,8 +16,6 @@ from ._controller import MAX_UNCOUNTED_PODS as MAX_UNCOUNTED_PODS
 from ._controller import NAME as NAME
 from ._controller import JobController as JobController
 from ._controller import add_to_manager as add_to_manager
-from ._controller import finished_condition as finished_condition
-from ._controller import is_finished as is_finished
 from ._indexes import format_indexes as format_indexes
 from ._indexes import parse_indexes as parse_indexes
 from ._pods import COMPLETION_INDEX_KEY as COMPLETION_INDEX_KEY
@@ -35,8 +33,6 @@ __all__ = [
     "NAME",
     "JobController",
     "add_to_manager",
-    "finished_condition",
     "format_indexes",
-    "is_finished",
     "parse_indexes",
 ]

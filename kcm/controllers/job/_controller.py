@@ -26,7 +26,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeAlias
 
 import anyio
 import msgspec
@@ -35,30 +35,31 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient, PatchType
 from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.controllers import add_controller
-from kcm.controllers.replicaset import (
+from kcm.controllerkit import (
+    ControllerRefManager,
+    UIDTrackingControllerExpectations,
+    is_finished,
     is_namespace_terminating,
     is_pod_active,
     is_pod_ready,
+    recheck_deletion_timestamp,
     slow_start_batch,
 )
+from kcm.controllers import add_controller
 from kcm.errors import KcmError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, from_dict, object_key, to_dict
 from kcm.models.batch_v1 import Job, JobCondition, JobStatus, UncountedTerminatedPods
 from kcm.models.core_v1 import Pod, PodSpec
 from kcm.models.meta_v1 import ObjectMeta
+from kcm.record import EventRecorder
 from kcm.runtime import (
     Controller,
-    ControllerRefManager,
-    EventRecorder,
     Manager,
     Result,
-    UIDTrackingControllerExpectations,
     enqueue_object,
     get_controller_of,
     new_controller_ref,
-    recheck_deletion_timestamp,
 )
 from kcm.selectors import LabelSelector
 
@@ -87,8 +88,6 @@ __all__ = [
     "NAME",
     "JobController",
     "add_to_manager",
-    "finished_condition",
-    "is_finished",
 ]
 
 logger = logging.getLogger(__name__)
@@ -118,24 +117,15 @@ def _condition(conditions: Iterable[JobCondition] | None, type_: str) -> JobCond
     return None
 
 
-def finished_condition(job: Job) -> JobCondition | None:
-    """The Job's first True ``Complete`` or ``Failed`` condition, or None while it runs."""
-    for cond in (job.status.conditions if job.status is not None else None) or ():
-        if cond.type in ("Complete", "Failed") and cond.status == "True":
-            return cond
-    return None
-
-
-def is_finished(job: Job) -> bool:
-    """The Job has a True ``Complete`` or ``Failed`` condition (it is never touched again)."""
-    return finished_condition(job) is not None
-
-
 def _job_key_of(pod: Pod) -> ObjectKey | None:
     ref = get_controller_of(pod)
     if ref is None or ref.kind != _KIND or not (ref.api_version or "").startswith("batch/"):
         return None
     return ObjectKey(pod.metadata.namespace or "", ref.name or "")
+
+
+_Finish: TypeAlias = tuple[str, str, str]
+"""How a Job finishes: the condition type (``Complete``/``Failed``), its reason and message."""
 
 
 @dataclass(slots=True)
@@ -400,7 +390,8 @@ class JobController:
 
 
 class _Sync:
-    """One sync of one Job; holds the per-sync state k8s keeps in ``syncJobCtx``."""
+    """One sync of one Job; holds the per-sync state k8s keeps in ``syncJobCtx`` (the
+    attributes below the first block are filled in by :meth:`run`'s first step)."""
 
     def __init__(self, ctl: JobController, key: ObjectKey, job: Job, indexed: bool) -> None:
         self.ctl = ctl
@@ -419,6 +410,21 @@ class _Sync:
         self.now: datetime = ctl.clock.now()
         self.requeue_after: float | None = None
         self.error: Exception | None = None
+        self.pods: list[Pod] = []
+        self.status = job.status or JobStatus()
+        self.conditions: list[JobCondition] = []
+        self.uncounted_s: list[str] = []
+        self.uncounted_f: list[str] = []
+        self.in_uncounted: set[str] = set()
+        self.expected_rm: frozenset[str] = frozenset()
+        self.succeeded_indexes: set[int] = set()
+        self.counted = _Counted()
+        self.failed = 0
+        self.succeeded = 0
+        self.backoff = BackoffRecord()
+        self.active_pods: list[Pod] = []
+        self.active = 0
+        self.terminating_pods: list[Pod] = []
 
     def _requeue(self, seconds: float) -> None:
         seconds = max(seconds, 0.0)
@@ -447,171 +453,199 @@ class _Sync:
 
     async def run(self, namespace_pods: list[Pod], *, satisfied: bool) -> Result:
         """Sync the Job, claiming from ``namespace_pods`` (the cached pods of its namespace,
-        listed after ``satisfied``, the expectations check, was taken)."""
-        ctl, key, job = self.ctl, self.key, self.job
-        pods = await self._claim(namespace_pods)
-        old_status = job.status or JobStatus()
-        status = old_status
-        conditions = list(status.conditions or ())
+        listed after ``satisfied``, the expectations check, was taken).
 
+        The steps of ``syncJob``: count the newly finished pods; decide whether the Job is
+        done, else manage its pods; record the newly finished pods as uncounted (first status
+        write); remove their tracking finalizers; move them into the counters and, once
+        nothing is left to account for, finish the Job (second status write).
+        """
+        self.pods = await self._claim(namespace_pods)
+        self._count_finished_pods()
+        finished, can_finish = await self._finish_or_manage(satisfied)
+        to_remove, reached_max_uncounted = self._mark_uncounted(finished)
+        self._add_interim_condition(finished)
+        job = await self._record_uncounted()
+        removed = await self._remove_tracking_finalizers(to_remove)
+        await self._count_and_finish(
+            job, removed, finished, can_finish=can_finish and not reached_max_uncounted
+        )
+        return self._result(job, finished)
+
+    # -- the steps of one sync -------------------------------------------------------------
+
+    def _count_finished_pods(self) -> None:
+        """Read the status and the claimed pods: the UIDs already uncounted, the finished pods
+        this sync newly counts, what the totals will be once everything finished is counted,
+        the pod-recreate backoff, and the active and terminating pods."""
+        status = self.job.status or JobStatus()
         if status.start_time is None and not self.suspended:
             status = msgspec.structs.replace(status, start_time=self.now)
-
+        self.status = status
+        self.conditions = list(status.conditions or ())
         uncounted = status.uncounted_terminated_pods or UncountedTerminatedPods()
-        uncounted_s = list(uncounted.succeeded or ())
-        uncounted_f = list(uncounted.failed or ())
-        in_uncounted = set(uncounted_s) | set(uncounted_f)
-        expected_rm = ctl.expected_finalizer_removals(key)
-
+        self.uncounted_s = list(uncounted.succeeded or ())
+        self.uncounted_f = list(uncounted.failed or ())
+        self.in_uncounted = set(self.uncounted_s) | set(self.uncounted_f)
+        self.expected_rm = self.ctl.expected_finalizer_removals(self.key)
         completions = self.completions if self.completions is not None else 0
-        succeeded_indexes = (
+        self.succeeded_indexes = (
             parse_indexes(status.completed_indexes, completions) if self.indexed else set()
         )
-        counted = self._count_new(pods, in_uncounted, expected_rm, succeeded_indexes)
-
-        # What the totals will be once everything finished is counted.
-        failed = (status.failed or 0) + len(uncounted_f) + len(counted.failed)
-        if self.indexed:
-            succeeded = len(succeeded_indexes)
-        else:
-            succeeded = (status.succeeded or 0) + len(uncounted_s) + len(counted.succeeded)
-
-        # kube counts failures the policy ignores into the backoff too
-        backoff = next_record(
-            ctl.backoff_for(key), counted.succeeded, [*counted.failed, *counted.ignored], self.now
+        counted = self._count_new(
+            self.pods, self.in_uncounted, self.expected_rm, self.succeeded_indexes
         )
-
-        active_pods = [p for p in pods if is_pod_active(p)]
-        active = len(active_pods)
-        terminating_pods = [p for p in pods if is_terminating(p)]
-        terminating = len(terminating_pods)
-
-        finished = self._finish_reason(conditions, counted, failed, status, pods)
-        can_finish = True
-        if finished is not None:
-            if finished[0] == "Failed" and active_pods:
-                deleted = await self._delete_pods(active_pods)
-                if deleted != active:
-                    can_finish = False
-                active -= deleted
-            if not satisfied:
-                can_finish = False
+        self.counted = counted
+        self.failed = (status.failed or 0) + len(self.uncounted_f) + len(counted.failed)
+        if self.indexed:
+            self.succeeded = len(self.succeeded_indexes)
         else:
-            manage_called = False
-            if satisfied and job.metadata.deletion_timestamp is None:
-                active = await self._manage(
-                    active_pods, succeeded, succeeded_indexes, backoff, terminating_pods
-                )
-                manage_called = True
-            if self.completions is None:
-                complete = succeeded > 0 and active == 0
-            else:
-                complete = succeeded >= self.completions and active == 0
-            if complete:
-                finished = (
-                    "Complete",
-                    "CompletionsReached",
-                    "Reached expected number of succeeded pods",
-                )
-            elif manage_called:
-                status, conditions = self._suspend_conditions(status, conditions)
+            self.succeeded = (
+                (status.succeeded or 0) + len(self.uncounted_s) + len(counted.succeeded)
+            )
+        # kube counts failures the policy ignores into the backoff too
+        self.backoff = next_record(
+            self.ctl.backoff_for(self.key),
+            counted.succeeded,
+            [*counted.failed, *counted.ignored],
+            self.now,
+        )
+        self.active_pods = [p for p in self.pods if is_pod_active(p)]
+        self.active = len(self.active_pods)
+        self.terminating_pods = [p for p in self.pods if is_terminating(p)]
 
-        # Which pods lose their finalizer now, and which UIDs become uncounted: in pod
-        # order, until uncountedTerminatedPods holds MAX_UNCOUNTED_PODS UIDs (kube's
-        # reachedMaxUncountedPods); the rest wait for the next sync, and so does finishing.
+    async def _finish_or_manage(self, satisfied: bool) -> tuple[_Finish | None, bool]:
+        """Whether the Job is finished (and why), and whether it may get its terminal
+        condition in this sync; a Job not (yet) finished gets its pods managed."""
+        finished = self._finish_reason(
+            self.conditions, self.counted, self.failed, self.status, self.pods
+        )
+        if finished is None:
+            return await self._manage_until_complete(satisfied), True
+        all_deleted = await self._delete_active_if_failed(finished)
+        return finished, all_deleted and satisfied
+
+    async def _delete_active_if_failed(self, finished: _Finish) -> bool:
+        """A failed Job's active pods are deleted; returns whether all of them were."""
+        if finished[0] != "Failed" or not self.active_pods:
+            return True
+        deleted = await self._delete_pods(self.active_pods)
+        all_deleted = deleted == self.active
+        self.active -= deleted
+        return all_deleted
+
+    async def _manage_until_complete(self, satisfied: bool) -> _Finish | None:
+        """Create or delete pods (when the expectations allow and the Job is not being
+        deleted); the Job is complete once enough pods succeeded and none is active."""
+        manage_called = False
+        if satisfied and self.job.metadata.deletion_timestamp is None:
+            self.active = await self._manage(
+                self.active_pods,
+                self.succeeded,
+                self.succeeded_indexes,
+                self.backoff,
+                self.terminating_pods,
+            )
+            manage_called = True
+        if self.completions is None:
+            complete = self.succeeded > 0 and self.active == 0
+        else:
+            complete = self.succeeded >= self.completions and self.active == 0
+        if complete:
+            return ("Complete", "CompletionsReached", "Reached expected number of succeeded pods")
+        if manage_called:
+            self.status, self.conditions = self._suspend_conditions(self.status, self.conditions)
+        return None
+
+    def _mark_uncounted(self, finished: _Finish | None) -> tuple[list[Pod], bool]:
+        """Which pods lose their finalizer now, and which UIDs become uncounted: in pod
+        order, until uncountedTerminatedPods holds MAX_UNCOUNTED_PODS UIDs (kube's
+        reachedMaxUncountedPods); the rest wait for the next sync, and so does finishing.
+
+        Returns:
+            The pods whose finalizer goes, and whether the cap was reached.
+        """
         failing = finished is not None and finished[0] == "Failed"
-        newly_s = {p.metadata.uid or "" for p in counted.succeeded}
-        newly_f = {p.metadata.uid or "" for p in counted.failed}
+        newly_s = {p.metadata.uid or "" for p in self.counted.succeeded}
+        newly_f = {p.metadata.uid or "" for p in self.counted.failed}
         to_remove: list[Pod] = []
-        reached_max_uncounted = False
-        for pod in pods:
+        for pod in self.pods:
             uid = pod.metadata.uid or ""
-            if not has_tracking_finalizer(pod) or uid in expected_rm:
+            if not has_tracking_finalizer(pod) or uid in self.expected_rm:
                 continue
             phase = pod.status.phase if pod.status else None
-            done = phase in ("Succeeded", "Failed") or is_failed(pod, job)
+            done = phase in ("Succeeded", "Failed") or is_failed(pod, self.job)
             # A pod deleted while the Job is suspended goes uncounted; any other pod that
             # is still terminating keeps its finalizer until it reaches a terminal phase
             # (podReplacementPolicy: Failed).
             suspended_delete = self.suspended and is_terminating(pod)
-            if done or failing or suspended_delete or uid in in_uncounted:
+            if done or failing or suspended_delete or uid in self.in_uncounted:
                 to_remove.append(pod)
             if uid in newly_s:
-                uncounted_s.append(uid)
-            elif uid in newly_f or (failing and is_pod_active(pod) and uid not in in_uncounted):
+                self.uncounted_s.append(uid)
+            elif uid in newly_f or (
+                failing and is_pod_active(pod) and uid not in self.in_uncounted
+            ):
                 # every pod still running when the Job fails counts as failed
-                uncounted_f.append(uid)
-            if len(uncounted_s) + len(uncounted_f) >= MAX_UNCOUNTED_PODS:
-                reached_max_uncounted = True
-                break
+                self.uncounted_f.append(uid)
+            if len(self.uncounted_s) + len(self.uncounted_f) >= MAX_UNCOUNTED_PODS:
+                return to_remove, True
+        return to_remove, False
 
-        if finished is not None:
-            interim = "FailureTarget" if finished[0] == "Failed" else "SuccessCriteriaMet"
-            if _condition(conditions, interim) is None:
-                conditions.append(self._new_condition(interim, finished[1], finished[2]))
+    def _add_interim_condition(self, finished: _Finish | None) -> None:
+        """``FailureTarget`` / ``SuccessCriteriaMet`` before the terminal condition."""
+        if finished is None:
+            return
+        interim = "FailureTarget" if finished[0] == "Failed" else "SuccessCriteriaMet"
+        if _condition(self.conditions, interim) is None:
+            self.conditions.append(self._new_condition(interim, finished[1], finished[2]))
 
+    async def _record_uncounted(self) -> Job:
+        """Write the pod counts and the newly uncounted UIDs before any finalizer goes."""
         status = msgspec.structs.replace(
-            status,
-            active=active,
-            ready=sum(1 for p in active_pods if is_pod_ready(p)),
-            terminating=terminating,
-            completed_indexes=format_indexes(succeeded_indexes) if self.indexed else None,
+            self.status,
+            active=self.active,
+            ready=sum(1 for p in self.active_pods if is_pod_ready(p)),
+            terminating=len(self.terminating_pods),
+            completed_indexes=format_indexes(self.succeeded_indexes) if self.indexed else None,
             uncounted_terminated_pods=UncountedTerminatedPods(
-                succeeded=uncounted_s, failed=uncounted_f
+                succeeded=self.uncounted_s, failed=self.uncounted_f
             ),
-            conditions=conditions or None,
+            conditions=self.conditions or None,
         )
         if self.indexed and not status.completed_indexes:
             status = msgspec.structs.replace(status, completed_indexes="")
-        # 1. Record the newly finished UIDs before any finalizer goes.
-        job = await self._write_status(job, status)
-        ctl.save_backoff(key, backoff)
+        job = await self._write_status(self.job, status)
+        self.ctl.save_backoff(self.key, self.backoff)
+        return job
 
-        # 2. Remove finalizers; 3. move the UIDs whose finalizer is gone into the counters.
-        removed: set[str] = set()
-        if to_remove:
-            try:
-                removed = await ctl.remove_finalizers(key, to_remove)
-            except* KcmError as group:
-                self.error = group.exceptions[0]
-        pending = ctl.expected_finalizer_removals(key) - removed
-        still_tracked = {
-            p.metadata.uid
-            for p in pods
-            if has_tracking_finalizer(p) and p.metadata.uid not in removed
-        } | set(pending)
-        done_s = [u for u in uncounted_s if u not in still_tracked]
-        done_f = [u for u in uncounted_f if u not in still_tracked]
-        left_s = [u for u in uncounted_s if u in still_tracked]
-        left_f = [u for u in uncounted_f if u in still_tracked]
-        status = job.status or JobStatus()
-        new_succeeded = (status.succeeded or 0) + len(done_s)
-        if self.indexed:
-            new_succeeded = len(succeeded_indexes)
-        status = msgspec.structs.replace(
-            status,
-            succeeded=new_succeeded,
-            failed=(status.failed or 0) + len(done_f),
-            uncounted_terminated_pods=UncountedTerminatedPods(succeeded=left_s, failed=left_f),
-        )
-        conditions = list(status.conditions or ())
+    async def _remove_tracking_finalizers(self, pods: list[Pod]) -> set[str]:
+        """Remove the finalizer of ``pods``; the UIDs it is gone from (a failure is kept as
+        the sync's error)."""
+        if not pods:
+            return set()
+        try:
+            return await self.ctl.remove_finalizers(self.key, pods)
+        except* KcmError as group:
+            self.error = group.exceptions[0]
+        return set()
+
+    async def _count_and_finish(
+        self, job: Job, removed: set[str], finished: _Finish | None, *, can_finish: bool
+    ) -> None:
+        """Move the uncounted UIDs whose finalizer is gone into ``succeeded``/``failed`` and,
+        when nothing is left to account for, add the terminal condition (its event follows
+        the successful write, so a conflict never emits one twice)."""
+        status, new_succeeded, all_counted = self._counted_status(job, removed)
         finish_event: tuple[str, str, str] | None = None
         if (
             finished is not None
             and can_finish
-            and not reached_max_uncounted
-            and not left_s
-            and not left_f
-            and terminating == 0
+            and all_counted
+            and not self.terminating_pods
             and self.error is None
         ):
-            conditions.append(self._new_condition(finished[0], finished[1], finished[2]))
-            status = msgspec.structs.replace(status, conditions=conditions)
-            if finished[0] == "Complete":
-                status = msgspec.structs.replace(status, completion_time=self.now)
-                finish_event = ("Normal", "Completed", "Job completed")
-            else:
-                finish_event = ("Warning", finished[1], finished[2])
+            status, finish_event = self._finish(status, finished)
         elif finished is not None:
             self._requeue(1.0)  # pods are still being accounted for; look again soon
         if self.completions is not None and new_succeeded > self.completions:
@@ -625,6 +659,49 @@ class _Sync:
         if finish_event is not None:
             self._event(*finish_event)  # once the condition is written (a conflict: no event)
 
+    def _counted_status(self, job: Job, removed: set[str]) -> tuple[JobStatus, int, bool]:
+        """``job``'s status with the UIDs no pod tracks any more counted.
+
+        Returns:
+            The status, the new ``succeeded`` count, and whether no UID is left uncounted.
+        """
+        pending = self.ctl.expected_finalizer_removals(self.key) - removed
+        still_tracked = {
+            p.metadata.uid
+            for p in self.pods
+            if has_tracking_finalizer(p) and p.metadata.uid not in removed
+        } | set(pending)
+        done_s = [u for u in self.uncounted_s if u not in still_tracked]
+        done_f = [u for u in self.uncounted_f if u not in still_tracked]
+        left_s = [u for u in self.uncounted_s if u in still_tracked]
+        left_f = [u for u in self.uncounted_f if u in still_tracked]
+        status = job.status or JobStatus()
+        new_succeeded = (status.succeeded or 0) + len(done_s)
+        if self.indexed:
+            new_succeeded = len(self.succeeded_indexes)
+        status = msgspec.structs.replace(
+            status,
+            succeeded=new_succeeded,
+            failed=(status.failed or 0) + len(done_f),
+            uncounted_terminated_pods=UncountedTerminatedPods(succeeded=left_s, failed=left_f),
+        )
+        return status, new_succeeded, not left_s and not left_f
+
+    def _finish(
+        self, status: JobStatus, finished: _Finish
+    ) -> tuple[JobStatus, tuple[str, str, str]]:
+        """``status`` with the terminal condition (and completionTime for ``Complete``), and
+        the event to record once it is written."""
+        conditions = list(status.conditions or ())
+        conditions.append(self._new_condition(finished[0], finished[1], finished[2]))
+        status = msgspec.structs.replace(status, conditions=conditions)
+        if finished[0] == "Complete":
+            status = msgspec.structs.replace(status, completion_time=self.now)
+            return status, ("Normal", "Completed", "Job completed")
+        return status, ("Warning", finished[1], finished[2])
+
+    def _result(self, job: Job, finished: _Finish | None) -> Result:
+        """The sync's error, else a requeue for the nearest deadline (or none)."""
         if self.error is not None:
             raise self.error
         if finished is None and not self.suspended:
@@ -683,7 +760,7 @@ class _Sync:
         failed: int,
         status: JobStatus,
         pods: list[Pod],
-    ) -> tuple[str, str, str] | None:
+    ) -> _Finish | None:
         target = _condition(conditions, "FailureTarget")
         if target is not None:
             return ("Failed", target.reason or "", target.message or "")

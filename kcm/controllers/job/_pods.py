@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kcm.controllers.replicaset import is_pod_ready
+from kcm.controllerkit import is_pod_ready
 from kcm.models.batch_v1 import Job, PodFailurePolicy, PodFailurePolicyOnExitCodesRequirement
 from kcm.models.core_v1 import ContainerStatus, Pod, PodCondition
 

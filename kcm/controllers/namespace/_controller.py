@@ -24,7 +24,8 @@ from kcm.errors import ApiError, Conflict, MethodNotAllowed, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import PartialObjectMetadata, ResourceInfo, format_time, to_dict
 from kcm.models.core_v1 import Namespace, Pod
-from kcm.runtime import Controller, EventRecorder, ReconcileFunc, Result
+from kcm.record import EventRecorder
+from kcm.runtime import Controller, ReconcileFunc, Result
 from kcm.workqueue import BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter
 
 __all__ = [

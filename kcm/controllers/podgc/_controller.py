@@ -32,7 +32,7 @@ from kcm.errors import ApiError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import format_time, to_dict
 from kcm.models.core_v1 import Node, Pod
-from kcm.runtime import EventRecorder
+from kcm.record import EventRecorder
 
 __all__ = ["DEFAULT_TERMINATED_POD_THRESHOLD", "OUT_OF_SERVICE_TAINT", "PodGCController"]
 

@@ -1,8 +1,8 @@
 """The ReplicationController controller: the ReplicaSet controller for core/v1 RCs.
 
 kube-controller-manager's ``replicationcontroller`` controller (§2): the
-same behaviour as :mod:`kcm.controllers.replicaset`, whose public machinery it reuses.
-See docs/controllers.md.
+ReplicaSet controller's behaviour, as both run the kit's
+:class:`kcm.controllerkit.ReplicaManager`. See docs/controllers.md.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The ReplicationController controller: the ReplicaSet machinery on core/v1 RCs.
 
 kube-controller-manager runs the ReplicaSet code on ReplicationControllers through a
-conversion layer; here the same :class:`~kcm.controllers.replicaset.ReplicaManager` runs
-with a :class:`~kcm.controllers.replicaset.ReplicaKind` for ``v1/ReplicationController``,
+conversion layer; here the kit's :class:`~kcm.controllerkit.ReplicaManager` runs with a
+:class:`~kcm.controllerkit.ReplicaKind` for ``v1/ReplicationController``,
 whose selector is a plain label map.
 """
 
@@ -16,14 +16,19 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.controllers.replicaset import BURST_REPLICAS, ReplicaKind, ReplicaManager
+from kcm.controllerkit import (
+    BURST_REPLICAS,
+    ReplicaKind,
+    ReplicaManager,
+    UIDTrackingControllerExpectations,
+)
 from kcm.informers import SharedInformerFactory
 from kcm.models.core_v1 import (
     ReplicationController,
     ReplicationControllerCondition,
     ReplicationControllerStatus,
 )
-from kcm.runtime import EventRecorder, UIDTrackingControllerExpectations
+from kcm.record import EventRecorder
 from kcm.selectors import LabelSelector
 
 __all__ = ["DEFAULT_WORKERS", "REPLICATION_CONTROLLER_KIND", "ReplicationControllerController"]

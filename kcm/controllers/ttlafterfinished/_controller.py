@@ -21,13 +21,14 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import finished_condition, is_finished
 from kcm.controllers import add_controller
-from kcm.controllers.job import finished_condition, is_finished
 from kcm.errors import Conflict, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key
 from kcm.models.batch_v1 import Job
-from kcm.runtime import Controller, EventRecorder, Manager, Result, TerminalError
+from kcm.record import EventRecorder
+from kcm.runtime import Controller, Manager, Result, TerminalError
 
 __all__ = [
     "DEFAULT_WORKERS",

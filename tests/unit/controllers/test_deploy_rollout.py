@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 import pytest
 
+from kcm.controllerkit import SAFE_ALPHABET
 from kcm.controllers.deployment import (
     DESIRED_REPLICAS_ANNOTATION,
     MAX_REPLICAS_ANNOTATION,
     REVISION_ANNOTATION,
     REVISION_HISTORY_ANNOTATION,
-    SAFE_ALPHABET,
     calculate_status,
     cleanup_candidates,
     compute_hash,

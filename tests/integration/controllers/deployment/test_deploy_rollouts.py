@@ -15,12 +15,12 @@ from deploy_harness import (
 )
 
 from kcm.apiserver import ApiServer
+from kcm.controllerkit import SAFE_ALPHABET
 from kcm.controllers.deployment import (
     DESIRED_REPLICAS_ANNOTATION,
     MAX_REPLICAS_ANNOTATION,
     REVISION_ANNOTATION,
     REVISION_HISTORY_ANNOTATION,
-    SAFE_ALPHABET,
 )
 from kcm.models.apps_v1 import Deployment, ReplicaSet
 from kcm.models.core_v1 import Container, Pod, PodSpec, PodStatus

@@ -27,11 +27,8 @@ from rs_harness import (
 
 from kcm.apiserver import ApiServer
 from kcm.client import Api, ApiClient
-from kcm.controllers.replicaset import (
-    BURST_REPLICAS,
-    POD_DELETION_COST_ANNOTATION,
-    ReplicaSetController,
-)
+from kcm.controllerkit import BURST_REPLICAS, POD_DELETION_COST_ANNOTATION
+from kcm.controllers.replicaset import ReplicaSetController
 from kcm.controllers.replicationcontroller import ReplicationControllerController
 from kcm.errors import NotFound
 from kcm.models import ObjectKey

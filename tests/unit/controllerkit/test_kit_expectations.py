@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from kcm.models import ObjectKey
-from kcm.runtime import (
+from kcm.controllerkit import (
     EXPECTATIONS_TIMEOUT,
     ControllerExpectations,
     UIDTrackingControllerExpectations,
 )
+from kcm.models import ObjectKey
 from kcm.testing import FakeClock
 
 KEY = ObjectKey("default", "web")

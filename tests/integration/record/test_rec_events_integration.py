@@ -13,7 +13,7 @@ from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.models.core_v1 import ConfigMap, Event, Namespace, ObjectReference
 from kcm.models.meta_v1 import ObjectMeta
-from kcm.runtime import EventBroadcaster, EventRecorder
+from kcm.record import EventBroadcaster, EventRecorder
 from kcm.testing import FakeClock, client_config_for
 
 pytestmark = pytest.mark.anyio

@@ -1,4 +1,5 @@
-"""Status of a ReplicaSet-like owner from its claimed pods (``calculateStatus``)."""
+"""The status of a ReplicaSet-like owner from its claimed pods (``calculateStatus``), and
+whether writing it would change anything (``updateReplicaSetStatus``'s check)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,20 @@ import msgspec
 from kcm.models.core_v1 import Pod
 from kcm.selectors import LabelSelector
 
-from ._pods import is_pod_available, is_pod_ready
+from ._pod_predicates import is_pod_available, is_pod_ready
 
-__all__ = ["REPLICA_FAILURE", "calculate_status", "desired_replicas", "status_unchanged"]
+__all__ = [
+    "REPLICA_FAILURE",
+    "calculate_replica_status",
+    "desired_replicas",
+    "replica_status_unchanged",
+]
 
 REPLICA_FAILURE = "ReplicaFailure"
 """The condition type set when creating or deleting pods failed."""
 
 
-def calculate_status(
+def calculate_replica_status(
     owner: Any,
     pods: Sequence[Pod],
     manage_error: BaseException | None,
@@ -91,7 +97,7 @@ def desired_replicas(owner: Any) -> int:
     return 1 if replicas is None else int(replicas)
 
 
-def status_unchanged(owner: Any, new_status: Any) -> bool:
+def replica_status_unchanged(owner: Any, new_status: Any) -> bool:
     """Whether writing ``new_status`` would change nothing (``updateReplicaSetStatus``'s check:
     the four counts, the conditions, and observedGeneration == generation)."""
     old = owner.status

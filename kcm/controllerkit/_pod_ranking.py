@@ -1,30 +1,26 @@
-"""Pure pod helpers: activity, readiness, availability, deletion ranking, pods from templates.
+"""Which pods go first on scale down (``ActivePodsWithRanks``, ``getPodsToDelete``).
 
-kube-controller-manager's ``controller_utils.go`` and ``podutil`` as the ReplicaSet controller
-uses them: the pod predicates and which pods are deleted first (§0, §2).
+kube-controller-manager's deletion order for ReplicaSet-like owners (§2: "Which pods are
+deleted first"): unassigned, pending, not ready, cheap (``pod-deletion-cost``),
+doubled up on a node, briefly ready, restarting and young pods before the others.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
-from kcm.models.core_v1 import Pod, PodCondition, PodTemplateSpec
-from kcm.models.meta_v1 import ObjectMeta, OwnerReference
+from kcm.models.core_v1 import Pod
+
+from ._pod_predicates import is_pod_active, is_pod_ready, pod_ready_condition
 
 __all__ = [
     "POD_DELETION_COST_ANNOTATION",
     "compare_pods_for_deletion",
-    "is_pod_active",
-    "is_pod_available",
-    "is_pod_ready",
     "pod_deletion_cost",
-    "pod_from_template",
-    "pod_name_prefix",
     "pods_to_delete",
     "rank_pods_for_deletion",
 ]
@@ -33,40 +29,6 @@ POD_DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
 """Pods with a lower cost (an int32 annotation, default 0) are deleted first on scale down."""
 
 _PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
-_DNS1123_SUBDOMAIN = re.compile(
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-)
-
-
-def is_pod_active(pod: Pod) -> bool:
-    """Not Succeeded, not Failed and not being deleted (``controller.IsPodActive``)."""
-    phase = pod.status.phase if pod.status else None
-    return phase not in ("Succeeded", "Failed") and pod.metadata.deletion_timestamp is None
-
-
-def _ready_condition(pod: Pod) -> PodCondition | None:
-    for condition in (pod.status.conditions if pod.status else None) or ():
-        if condition.type == "Ready":
-            return condition
-    return None
-
-
-def is_pod_ready(pod: Pod) -> bool:
-    """The pod's ``Ready`` condition is ``True``."""
-    condition = _ready_condition(pod)
-    return condition is not None and condition.status == "True"
-
-
-def is_pod_available(pod: Pod, min_ready_seconds: int, now: datetime) -> bool:
-    """Ready, and either ``min_ready_seconds`` is 0 or it has been Ready for longer than that
-    (the Ready condition's lastTransitionTime + min_ready_seconds is before ``now``)."""
-    condition = _ready_condition(pod)
-    if condition is None or condition.status != "True":
-        return False
-    if not min_ready_seconds:
-        return True
-    since = condition.last_transition_time
-    return since is not None and since + timedelta(seconds=min_ready_seconds) < now
 
 
 def pod_deletion_cost(pod: Pod) -> int:
@@ -82,7 +44,7 @@ def pod_deletion_cost(pod: Pod) -> int:
 
 
 def _ready_time(pod: Pod) -> datetime | None:
-    condition = _ready_condition(pod)
+    condition = pod_ready_condition(pod)
     if condition is not None and condition.status == "True":
         return condition.last_transition_time
     return None
@@ -194,38 +156,3 @@ def pods_to_delete(
     if diff < len(pods):
         return rank_pods_for_deletion(pods, related_pods, now=now)[:diff]
     return list(pods[:diff])
-
-
-def pod_name_prefix(owner_name: str) -> str:
-    """``generateName`` for the owner's pods: ``"<owner>-"``, or the owner's name alone when
-    that prefix is not a valid pod name prefix (``getPodsPrefix``)."""
-    prefix = f"{owner_name}-"
-    masked = prefix[:-1] + "a"  # a trailing dash is fine in a prefix (maskTrailingDash)
-    if len(masked) <= 253 and _DNS1123_SUBDOMAIN.match(masked):
-        return prefix
-    return owner_name
-
-
-def pod_from_template(
-    template: PodTemplateSpec, owner_name: str, controller_ref: OwnerReference | None
-) -> Pod:
-    """A pod to create for an owner (``GetPodFromTemplate``): ``generateName`` from the owner's
-    name, labels, annotations and finalizers from the template's metadata, the template's
-    spec, and the controller reference.
-
-    Raises:
-        ValueError: the template has no labels (the controller could never find its pods).
-    """
-    meta = template.metadata or ObjectMeta()
-    if not meta.labels:
-        raise ValueError("unable to create pods, no labels")
-    return Pod(
-        metadata=ObjectMeta(
-            generate_name=pod_name_prefix(owner_name),
-            labels=dict(meta.labels),
-            annotations=dict(meta.annotations) if meta.annotations else None,
-            finalizers=list(meta.finalizers) if meta.finalizers else None,
-            owner_references=[controller_ref] if controller_ref is not None else None,
-        ),
-        spec=template.spec,
-    )

@@ -1,4 +1,5 @@
-"""ReplicaSet pod helpers: predicates, deletion ranking, pods from templates, slow start."""
+"""The kit's pod helpers (predicates, deletion ranking, pods from templates), replica status
+and slow start."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 import anyio
 import pytest
 
-from kcm.controllers.replicaset import (
+from kcm.controllerkit import (
     POD_DELETION_COST_ANNOTATION,
     REPLICA_FAILURE,
-    calculate_status,
+    calculate_replica_status,
     is_pod_active,
     is_pod_available,
     is_pod_ready,
@@ -203,7 +204,7 @@ def rs(replicas: int, *, conditions: list[ReplicaSetCondition] | None = None) ->
 
 
 def status(owner: ReplicaSet, pods: list[Pod], error: Exception | None) -> ReplicaSetStatus:
-    result: ReplicaSetStatus = calculate_status(
+    result: ReplicaSetStatus = calculate_replica_status(
         owner,
         pods,
         error,

@@ -28,7 +28,7 @@ _MAX_REASON = 128
 class EventRecorder(Protocol):
     """Records Kubernetes Events about objects (client-go's ``record.EventRecorder``).
 
-    Get one from :meth:`kcm.runtime.EventBroadcaster.recorder` (or ``manager.event_recorder``);
+    Get one from :meth:`kcm.record.EventBroadcaster.recorder` (or ``manager.event_recorder``);
     use :class:`kcm.testing.FakeRecorder` in tests.
     """
 

@@ -11,12 +11,13 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypeVar, final
 
+import msgspec
+
 from kcm.client import Api, PatchType
 from kcm.errors import Conflict, Invalid, KcmError, NotFound
 from kcm.models import Unstructured
-
-from ._owner_refs import get_controller_of, new_controller_ref, owner_reference_dict
-from ._types import HasMetadata
+from kcm.models.meta_v1 import OwnerReference
+from kcm.runtime import HasMetadata, get_controller_of, new_controller_ref
 
 __all__ = ["ControllerRefManager", "LabelMatcher", "recheck_deletion_timestamp"]
 
@@ -64,6 +65,11 @@ def recheck_deletion_timestamp(
             )
 
     return check
+
+
+def _owner_reference_dict(ref: OwnerReference) -> dict[str, Any]:
+    """The wire form (camelCase dict) of an owner reference, for patches."""
+    return msgspec.to_builtins(ref)  # type: ignore[no-any-return]
 
 
 def _is_builtin_group(group: str) -> bool:
@@ -220,7 +226,7 @@ class ControllerRefManager(Generic[T]):
         name = str(meta.name)
         if self._strategic:
             patch_meta: dict[str, Any] = {
-                "ownerReferences": [owner_reference_dict(ref)],
+                "ownerReferences": [_owner_reference_dict(ref)],
                 "uid": meta.uid,
             }
             if self._finalizers:
@@ -229,8 +235,8 @@ class ControllerRefManager(Generic[T]):
                 name, {"metadata": patch_meta}, patch_type=PatchType.STRATEGIC
             )
         else:
-            refs = [owner_reference_dict(r) for r in meta.owner_references or ()]
-            refs.append(owner_reference_dict(ref))
+            refs = [_owner_reference_dict(r) for r in meta.owner_references or ()]
+            refs.append(_owner_reference_dict(ref))
             finalizers = list(meta.finalizers or ())
             finalizers += [f for f in self._finalizers if f not in finalizers]
             adopted = await self._api.patch(
@@ -258,7 +264,7 @@ class ControllerRefManager(Generic[T]):
                 )
             else:
                 refs = [
-                    owner_reference_dict(r)
+                    _owner_reference_dict(r)
                     for r in meta.owner_references or ()
                     if r.uid != owner_uid
                 ]

@@ -18,13 +18,7 @@ from kcm.errors import Forbidden, InternalError, Invalid, NotFound, ServiceUnava
 from kcm.models import PartialObjectMetadata, Unstructured
 from kcm.models.core_v1 import ConfigMap, Event, Node, ObjectReference
 from kcm.models.meta_v1 import ObjectMeta
-from kcm.runtime import (
-    EventBroadcaster,
-    EventCorrelator,
-    EventRecorder,
-    EventSink,
-    object_reference,
-)
+from kcm.record import EventBroadcaster, EventCorrelator, EventRecorder, EventSink, object_reference
 from kcm.testing import FakeClock, FakeRecorder
 
 pytestmark = pytest.mark.anyio
@@ -334,7 +328,7 @@ async def test_a_rejected_write_is_not_retried(caplog: pytest.LogCaptureFixture)
     terminating = Forbidden("ns terminating", causes=[StatusCause(reason="NamespaceTerminating")])
     sink.failures = [Invalid("bad event"), terminating]
     async with running(sink, clock) as (broadcaster, recorder):
-        with caplog.at_level(logging.DEBUG, logger="kcm.runtime"):
+        with caplog.at_level(logging.DEBUG, logger="kcm.record"):
             recorder.event(CM, "Normal", "A", "x")
             recorder.event(CM, "Normal", "B", "x")
             recorder.event(CM, "Normal", "C", "x")
@@ -347,7 +341,7 @@ async def test_a_rejected_write_is_not_retried(caplog: pytest.LogCaptureFixture)
 
 async def test_events_are_logged_at_debug(caplog: pytest.LogCaptureFixture) -> None:
     sink, clock = MemorySink(), FakeClock()
-    with caplog.at_level(logging.DEBUG, logger="kcm.runtime"):
+    with caplog.at_level(logging.DEBUG, logger="kcm.record"):
         async with running(sink, clock) as (broadcaster, recorder):
             recorder.event(CM, "Warning", "Slow", "took 3s")
             await settle(broadcaster)

@@ -8,18 +8,14 @@ import pytest
 
 from kcm.apiserver import ApiServer
 from kcm.client import Api, ApiClient
+from kcm.controllerkit import ControllerRefManager, recheck_deletion_timestamp
 from kcm.errors import Conflict, NotFound
 from kcm.models import Unstructured, resource_info_for
 from kcm.models.apps_v1 import ReplicaSet, ReplicaSetSpec
 from kcm.models.core_v1 import ConfigMap, Container, Pod, PodSpec, PodTemplateSpec
 from kcm.models.meta_v1 import LabelSelector as LabelSelectorModel
 from kcm.models.meta_v1 import ObjectMeta, OwnerReference
-from kcm.runtime import (
-    ControllerRefManager,
-    get_controller_of,
-    new_controller_ref,
-    recheck_deletion_timestamp,
-)
+from kcm.runtime import get_controller_of, new_controller_ref
 from kcm.selectors import LabelSelector
 from kcm.testing import client_config_for
 
