@@ -36,14 +36,16 @@ import kcm
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Packages others are restructuring in issue 14 that fail a check today, by (module, check).
-# Remove an entry once its package passes: the xfail is strict, so it then fails as XPASS.
-RESTRUCTURING_IN_ISSUE_14: dict[tuple[str, str], str] = {
-    ("kcm.runtime", "own"): "being restructured in issue 14 (Request is kcm.models.ObjectKey)",
-}
+# Packages that fail a check for now, by (module, check), with the reason. Remove an entry
+# once its package passes: the xfail is strict, so it then fails as XPASS.
+KNOWN_FAILURES: dict[tuple[str, str], str] = {}
 
 # Deliberate exceptions, with the reason.
-FOREIGN_EXPORTS: dict[tuple[str, str], str] = {}
+FOREIGN_EXPORTS: dict[tuple[str, str], str] = {
+    ("kcm.runtime", "Request"): "controller-runtime's reconcile.Request is a NamespacedName; "
+    "kcm's is the one key type (kcm.models.ObjectKey) that informers, queues and listers use, "
+    "so a reconciler's request is the key it was queued under",
+}
 """(module, name) exported although defined in another package."""
 PRIVATE_IMPORTS: dict[tuple[str, str], str] = {
     ("benchmarks/requests.py", "kcm.client._transport"): "compares the aiohttp and httpx "
@@ -71,7 +73,7 @@ MODULES = _public_modules()
 def _params(check: str) -> list[object]:
     params: list[object] = []
     for name in MODULES:
-        reason = RESTRUCTURING_IN_ISSUE_14.get((name, check))
+        reason = KNOWN_FAILURES.get((name, check))
         marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
         params.append(pytest.param(name, marks=marks, id=name))
     return params
@@ -272,7 +274,7 @@ def _private_reaches(importer: str, source: str) -> list[str]:
 def _private_params() -> list[object]:
     params: list[object] = []
     for rel, importer, source in _python_sources():
-        reason = RESTRUCTURING_IN_ISSUE_14.get((rel, "privates"))
+        reason = KNOWN_FAILURES.get((rel, "privates"))
         marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
         params.append(pytest.param(rel, importer, source, marks=marks, id=rel))
     return params
