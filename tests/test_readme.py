@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.e2e_harness import kcm_command
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 
@@ -48,12 +50,6 @@ def test_quickstart_has_exactly_the_two_setup_commands() -> None:
     text = README.read_text()
     assert "Until the controller-manager entrypoint lands" not in text
     assert "Manager to come" not in text
-
-
-def kcm_command() -> list[str]:
-    """The ``kcm`` console script beside this Python (else on PATH, else ``python -m kcm``)."""
-    script = shutil.which("kcm", path=str(Path(sys.executable).parent)) or shutil.which("kcm")
-    return [script] if script else [sys.executable, "-m", "kcm"]
 
 
 @pytest.mark.kubectl

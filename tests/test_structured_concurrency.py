@@ -8,7 +8,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import anyio
 import pytest
+
+from tests.helpers.task_guard import guard_leaked_tasks
 
 ROOT = Path(__file__).resolve().parents[1] / "kcm"
 MODULES = sorted(ROOT.rglob("*.py"))
@@ -46,3 +49,23 @@ def test_the_check_sees_unstructured_spawning() -> None:
         "    trio.lowlevel.spawn_system_task(t)\n"
     )
     assert len(_problems(source)) == 3
+
+
+def test_the_leak_guard_fails_a_test_that_leaves_a_task_running() -> None:
+    import asyncio
+
+    async def leaky() -> None:
+        asyncio.get_running_loop().create_task(asyncio.sleep(10))
+
+    async def tidy() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(anyio.sleep, 0)
+
+    async def both() -> None:
+        await guard_leaked_tasks(tidy)()
+        with pytest.raises(
+            AssertionError, match=r"left 1 task\(s\) running: \['<coroutine object sleep"
+        ):
+            await guard_leaked_tasks(leaky)()
+
+    anyio.run(both, backend="asyncio")

@@ -10,10 +10,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from test_kubectl import kubectl  # same directory: the one kubectl runner
 
 from kcm.apiserver._table import human_duration, pod_status
 from kcm.testing import FakeClock
+
+from .test_kubectl import kubectl  # the one kubectl runner
 
 SharedServer = Any  # the shared_server fixture (tests/apiserver/conftest.py)
 

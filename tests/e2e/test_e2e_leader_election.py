@@ -8,7 +8,8 @@ import signal
 from pathlib import Path
 
 import yaml
-from e2e_harness import Kubectl, free_port, kcm_process, needs_kubectl, wait_for
+
+from tests.e2e.e2e_harness import Kubectl, free_port, kcm_process, needs_kubectl, wait_for
 
 pytestmark = needs_kubectl
 

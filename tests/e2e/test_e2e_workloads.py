@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_harness import Kubectl, Process, embedded_kcm, kcm_command, needs_kubectl, wait_for
+
+from tests.e2e.e2e_harness import (
+    Kubectl,
+    Process,
+    embedded_kcm,
+    kcm_command,
+    needs_kubectl,
+    wait_for,
+)
 
 pytestmark = needs_kubectl
 

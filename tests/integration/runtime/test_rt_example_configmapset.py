@@ -10,6 +10,13 @@ import anyio
 import msgspec
 import pytest
 
+from examples.configmapset import (
+    ConfigMapSet,
+    ConfigMapSetReconciler,
+    add_to_manager,
+)
+from examples.configmapset.api import FINALIZER, NAME_LABEL, NAMESPACE_LABEL
+from examples.configmapset.main import apply_example
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
 from kcm.errors import NotFound
@@ -18,19 +25,9 @@ from kcm.models import ConfigMap, Event, Namespace, ObjectKey, ObjectMeta, Owner
 from kcm.runtime import Manager
 from kcm.testing import FakeRecorder, client_config_for, eventually
 
-ROOT = Path(__file__).resolve().parents[3]
-if str(ROOT) not in sys.path:  # `pytest` without `python -m`: make `examples` importable
-    sys.path.insert(0, str(ROOT))
-
-from examples.configmapset import (  # noqa: E402
-    ConfigMapSet,
-    ConfigMapSetReconciler,
-    add_to_manager,
-)
-from examples.configmapset.api import FINALIZER, NAME_LABEL, NAMESPACE_LABEL  # noqa: E402
-from examples.configmapset.main import apply_example  # noqa: E402
-
 pytestmark = pytest.mark.anyio
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 async def stamped_namespaces(client: ApiClient) -> set[str]:

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-from controller_quiesce import quiesce
 
 from kcm.apiserver import ApiServer
 from kcm.client import Api, ApiClient
@@ -17,6 +16,7 @@ from kcm.informers import SharedInformerFactory
 from kcm.models import Container, ObjectMeta, Pod, PodSpec, ResourceRequirements
 from kcm.simulation import SimulatedCluster, SimulationConfig
 from kcm.testing import FakeClock, client_config_for
+from tests.helpers.controller_quiesce import quiesce
 
 
 @dataclass

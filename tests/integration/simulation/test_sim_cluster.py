@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from sim_harness import condition, phase, pod, running_sim
 
 from kcm.apiserver import ApiServer
 from kcm.errors import NotFound
 from kcm.models import Lease, Node, ObjectKey, Pod
 from kcm.simulation import DURATION_ANNOTATION, EXIT_CODE_ANNOTATION, SIMULATED_LABEL
 from kcm.testing import eventually
+from tests.integration.simulation.sim_harness import condition, phase, pod, running_sim
 
 pytestmark = pytest.mark.anyio
 

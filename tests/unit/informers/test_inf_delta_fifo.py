@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from inf_fakes import cm
 
 from kcm.informers import Delta, DeltaFIFO, DeltaType, Indexer
 from kcm.models import ObjectKey
 from kcm.models.core_v1 import ConfigMap
+from tests.unit.informers.inf_fakes import cm
 
 A = ObjectKey("default", "a")
 B = ObjectKey("default", "b")

@@ -9,13 +9,13 @@ from typing import Any
 
 import anyio
 import pytest
-from inf_fakes import ListStep, ScriptedListerWatcher, WatchStep, cm
 
 from kcm.informers import Backoff, SharedIndexInformer, _gc_pause
 from kcm.informers._gc_pause import gc_paused_for_list, list_page_decoded
 from kcm.models import ObjectList
 from kcm.models.core_v1 import ConfigMap
 from kcm.testing import FakeClock
+from tests.unit.informers.inf_fakes import ListStep, ScriptedListerWatcher, WatchStep, cm
 
 
 @pytest.fixture(autouse=True)

@@ -9,13 +9,13 @@ from typing import Any
 
 import anyio
 import pytest
-from inf_fakes import cm
 
 from kcm.informers import SharedIndexInformer
 from kcm.informers._reflector import _HANDOFF_EVERY
 from kcm.models import ObjectList, WatchEvent
 from kcm.models.core_v1 import ConfigMap
 from kcm.models.meta_v1 import ListMeta
+from tests.unit.informers.inf_fakes import cm
 
 pytestmark = pytest.mark.anyio
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from inf_fakes import cm, names
 
 from kcm.informers import NAMESPACE_INDEX, Indexer
 from kcm.models import ObjectKey
 from kcm.models.core_v1 import ConfigMap
+from tests.unit.informers.inf_fakes import cm, names
 
 
 def by_team(obj: ConfigMap) -> list[str]:

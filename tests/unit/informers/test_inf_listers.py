@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from inf_fakes import cm, names
 
 from kcm.errors import NotFound
 from kcm.informers import Indexer, Lister
 from kcm.models.core_v1 import ConfigMap
 from kcm.selectors import LabelSelector
+from tests.unit.informers.inf_fakes import cm, names
 
 
 @pytest.fixture

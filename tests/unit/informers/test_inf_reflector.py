@@ -10,7 +10,6 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-from inf_fakes import ListStep, ScriptedListerWatcher, WatchStep, bookmark, cm, ev
 
 from kcm.errors import (
     BadRequest,
@@ -35,6 +34,14 @@ from kcm.informers._reflector import (
 )
 from kcm.models.core_v1 import ConfigMap
 from kcm.testing import FakeClock
+from tests.unit.informers.inf_fakes import (
+    ListStep,
+    ScriptedListerWatcher,
+    WatchStep,
+    bookmark,
+    cm,
+    ev,
+)
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import anyio
 import pytest
-from inf_fakes import ListStep, Recorder, ScriptedListerWatcher, WatchStep, bookmark, cm, ev, names
 
 from kcm.errors import ResourceExpired, WatchDecodeError
 from kcm.informers import (
@@ -22,6 +21,16 @@ from kcm.models import ObjectKey
 from kcm.models.core_v1 import ConfigMap
 from kcm.models.meta_v1 import ManagedFieldsEntry, ObjectMeta
 from kcm.testing import FakeClock
+from tests.unit.informers.inf_fakes import (
+    ListStep,
+    Recorder,
+    ScriptedListerWatcher,
+    WatchStep,
+    bookmark,
+    cm,
+    ev,
+    names,
+)
 
 pytestmark = pytest.mark.anyio
 

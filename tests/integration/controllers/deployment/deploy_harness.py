@@ -13,8 +13,6 @@ import anyio
 import httpx
 import msgspec
 from anyio.abc import TaskStatus
-from controller_quiesce import quiesce
-from held_stream import HeldStream
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient, PatchType
@@ -33,6 +31,8 @@ from kcm.models.apps_v1 import (
 from kcm.models.core_v1 import Container, Pod, PodCondition, PodSpec, PodStatus, PodTemplateSpec
 from kcm.models.meta_v1 import LabelSelector, ObjectMeta
 from kcm.testing import FakeClock, FakeRecorder, client_config_for
+from tests.helpers.controller_quiesce import quiesce
+from tests.helpers.held_stream import HeldStream
 
 NS = "default"
 

@@ -6,18 +6,6 @@ from __future__ import annotations
 import anyio
 import msgspec
 import pytest
-from deploy_harness import (
-    NS,
-    ReplicaSetTap,
-    complete,
-    condition,
-    delete_terminating_pods,
-    make_deployment,
-    mark_pods_ready,
-    replica_sets,
-    running,
-    set_image,
-)
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
@@ -36,6 +24,18 @@ from kcm.models.core_v1 import Pod
 from kcm.models.meta_v1 import LabelSelector, ObjectMeta
 from kcm.runtime import Result, TerminalError
 from kcm.testing import FakeClock, FakeRecorder, client_config_for, eventually
+from tests.integration.controllers.deployment.deploy_harness import (
+    NS,
+    ReplicaSetTap,
+    complete,
+    condition,
+    delete_terminating_pods,
+    make_deployment,
+    mark_pods_ready,
+    replica_sets,
+    running,
+    set_image,
+)
 
 pytestmark = pytest.mark.anyio
 

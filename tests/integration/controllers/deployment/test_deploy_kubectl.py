@@ -10,12 +10,18 @@ from pathlib import Path
 
 import anyio
 import pytest
-from deploy_harness import NS, complete, make_deployment, replica_sets, running
 
 from kcm.apiserver import ApiServer
 from kcm.controllers.deployment import REVISION_ANNOTATION
 from kcm.models.apps_v1 import Deployment
 from kcm.testing import eventually
+from tests.integration.controllers.deployment.deploy_harness import (
+    NS,
+    complete,
+    make_deployment,
+    replica_sets,
+    running,
+)
 
 pytestmark = [
     pytest.mark.anyio,

@@ -8,16 +8,6 @@ from typing import Any
 
 import anyio
 import pytest
-from deploy_harness import (
-    NS,
-    ReplicaSetTap,
-    complete,
-    condition,
-    make_deployment,
-    replica_sets,
-    running,
-    set_image,
-)
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
@@ -27,6 +17,16 @@ from kcm.models.apps_v1 import Deployment, ReplicaSet
 from kcm.models.core_v1 import Pod
 from kcm.simulation import SimulatedCluster, SimulationConfig
 from kcm.testing import FakeRecorder, eventually
+from tests.integration.controllers.deployment.deploy_harness import (
+    NS,
+    ReplicaSetTap,
+    complete,
+    condition,
+    make_deployment,
+    replica_sets,
+    running,
+    set_image,
+)
 
 pytestmark = pytest.mark.anyio
 

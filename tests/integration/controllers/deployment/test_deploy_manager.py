@@ -6,7 +6,6 @@ from __future__ import annotations
 import anyio
 import msgspec
 import pytest
-from deploy_harness import NS, complete, make_deployment, mark_pods_ready
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
@@ -15,6 +14,12 @@ from kcm.models.apps_v1 import Deployment
 from kcm.models.core_v1 import Event
 from kcm.runtime import Manager
 from kcm.testing import client_config_for, eventually
+from tests.integration.controllers.deployment.deploy_harness import (
+    NS,
+    complete,
+    make_deployment,
+    mark_pods_ready,
+)
 
 pytestmark = pytest.mark.anyio
 

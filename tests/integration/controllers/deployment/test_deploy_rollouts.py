@@ -4,15 +4,6 @@ controller and kubelet (FakeReplicaSets) and records every ReplicaSet change."""
 from __future__ import annotations
 
 import pytest
-from deploy_harness import (
-    NS,
-    complete,
-    condition,
-    make_deployment,
-    replica_sets,
-    running,
-    set_image,
-)
 
 from kcm.apiserver import ApiServer
 from kcm.controllerkit import SAFE_ALPHABET
@@ -26,6 +17,15 @@ from kcm.models.apps_v1 import Deployment, ReplicaSet
 from kcm.models.core_v1 import Container, Pod, PodSpec, PodStatus
 from kcm.models.meta_v1 import ObjectMeta, OwnerReference
 from kcm.testing import eventually
+from tests.integration.controllers.deployment.deploy_harness import (
+    NS,
+    complete,
+    condition,
+    make_deployment,
+    replica_sets,
+    running,
+    set_image,
+)
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,6 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-from gc_harness import gone, owner_ref, running
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
@@ -17,6 +16,7 @@ from kcm.informers import SharedInformerFactory
 from kcm.models.core_v1 import ConfigMap, Secret
 from kcm.models.meta_v1 import ObjectMeta, OwnerReference
 from kcm.testing import FakeRecorder, client_config_for, eventually
+from tests.integration.controllers.gc.gc_harness import gone, owner_ref, running
 
 pytestmark = pytest.mark.anyio
 

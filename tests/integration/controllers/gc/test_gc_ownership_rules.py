@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gc_harness import gone, owner_ref, running
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
@@ -17,6 +16,7 @@ from kcm.models.core_v1 import ConfigMap, Namespace
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.models.rbac_v1 import ClusterRole
 from kcm.testing import FakeRecorder, crd_manifest, eventually
+from tests.integration.controllers.gc.gc_harness import gone, owner_ref, running
 
 pytestmark = pytest.mark.anyio
 

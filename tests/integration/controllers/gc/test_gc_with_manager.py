@@ -5,7 +5,6 @@ from __future__ import annotations
 import anyio
 import msgspec
 import pytest
-from gc_harness import gone, owner_ref
 
 import kcm.runtime
 from kcm.apiserver import ApiServer
@@ -14,6 +13,7 @@ from kcm.controllers import garbagecollector, namespace, podgc
 from kcm.models.core_v1 import ConfigMap, Container, Namespace, Pod, PodSpec
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.testing import FakeClock, client_config_for, eventually
+from tests.integration.controllers.gc.gc_harness import gone, owner_ref
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,6 @@ import anyio
 import httpx
 import msgspec
 import pytest
-from gc_harness import owner_ref, running
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
@@ -22,6 +21,7 @@ from kcm.models.apps_v1 import Deployment, DeploymentSpec, ReplicaSet, ReplicaSe
 from kcm.models.core_v1 import Container, Pod, PodSpec, PodTemplateSpec
 from kcm.models.meta_v1 import LabelSelector, ObjectMeta
 from kcm.testing import FakeRecorder, client_config_for, eventually
+from tests.integration.controllers.gc.gc_harness import owner_ref, running
 
 pytestmark = pytest.mark.anyio
 

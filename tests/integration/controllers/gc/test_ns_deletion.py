@@ -6,7 +6,6 @@ from typing import Any
 
 import anyio
 import pytest
-from gc_harness import gone, running
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
@@ -17,6 +16,7 @@ from kcm.models.apiextensions_v1 import CustomResourceDefinition
 from kcm.models.core_v1 import ConfigMap, Container, Namespace, NamespaceSpec, Pod, PodSpec
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.testing import FakeClock, FakeRecorder, crd_manifest, eventually
+from tests.integration.controllers.gc.gc_harness import gone, running
 
 pytestmark = pytest.mark.anyio
 

@@ -6,7 +6,6 @@ from typing import Any
 
 import anyio
 import pytest
-from gc_harness import running
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
@@ -25,6 +24,7 @@ from kcm.models.core_v1 import (
 )
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.testing import FakeClock, FakeRecorder, eventually
+from tests.integration.controllers.gc.gc_harness import running
 
 pytestmark = pytest.mark.anyio
 

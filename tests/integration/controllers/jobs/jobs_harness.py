@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-from controller_quiesce import quiesce
 
 from kcm.apiserver import ApiServer
 from kcm.client import Api, ApiClient
@@ -21,6 +20,7 @@ from kcm.models.batch_v1 import Job, JobSpec
 from kcm.models.core_v1 import Container, Pod, PodSpec, PodTemplateSpec
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.testing import FakeClock, FakeRecorder, client_config_for
+from tests.helpers.controller_quiesce import quiesce
 
 NS = "default"
 

@@ -7,8 +7,6 @@ from datetime import UTC, datetime, timedelta
 import anyio
 import msgspec
 import pytest
-from jobs_harness import NS, running
-from test_cj_schedule import _has_event, cj_controller, cronjob, jobs_of, wait_jobs
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
@@ -23,6 +21,9 @@ from kcm.models.core_v1 import Namespace, Pod
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.runtime import Manager
 from kcm.testing import FakeClock, client_config_for, eventually
+from tests.integration.controllers.jobs.jobs_harness import NS, running
+
+from .test_cj_schedule import _has_event, cj_controller, cronjob, jobs_of, wait_jobs
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,6 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from jobs_harness import NS, Env, job_manifest, running
 
 from kcm.controllers.cronjob import (
     SCHEDULED_TIMESTAMP_ANNOTATION,
@@ -18,6 +17,7 @@ from kcm.controllers.cronjob import (
 from kcm.models import format_time
 from kcm.models.batch_v1 import CronJob, CronJobSpec, Job, JobTemplateSpec
 from kcm.models.meta_v1 import ObjectMeta
+from tests.integration.controllers.jobs.jobs_harness import NS, Env, job_manifest, running
 
 pytestmark = pytest.mark.anyio
 

@@ -8,12 +8,20 @@ from typing import Any
 
 import anyio
 import pytest
-from jobs_harness import Env, cluster, condition, job_manifest, running, started
-from test_job_basic import job_controller, wait_active
 
 import kcm.controllers.job._controller as job_module
 from kcm.controllers.job import JOB_TRACKING_FINALIZER, MAX_UNCOUNTED_PODS
 from kcm.models import format_time
+from tests.integration.controllers.jobs.jobs_harness import (
+    Env,
+    cluster,
+    condition,
+    job_manifest,
+    running,
+    started,
+)
+
+from .test_job_basic import job_controller, wait_active
 
 pytestmark = pytest.mark.anyio
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from jobs_harness import Env, condition, job_manifest, running
 
 from kcm.controllers.job import JOB_TRACKING_FINALIZER, JobController
+from tests.integration.controllers.jobs.jobs_harness import Env, condition, job_manifest, running
 
 pytestmark = pytest.mark.anyio
 

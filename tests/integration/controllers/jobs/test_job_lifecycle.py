@@ -8,8 +8,6 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-from jobs_harness import NS, Env, condition, job_manifest, running
-from test_job_basic import job_controller, wait_active
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
@@ -22,6 +20,15 @@ from kcm.models.core_v1 import Container, Event, Namespace, Pod, PodSpec
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.runtime import Manager
 from kcm.testing import FakeClock, client_config_for, eventually
+from tests.integration.controllers.jobs.jobs_harness import (
+    NS,
+    Env,
+    condition,
+    job_manifest,
+    running,
+)
+
+from .test_job_basic import job_controller, wait_active
 
 pytestmark = pytest.mark.anyio
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from jobs_harness import Env, condition, job_manifest, running
-from test_job_basic import job_controller, wait_active
 
 from kcm.controllers.job import COMPLETION_INDEX_KEY
 from kcm.models.batch_v1 import (
@@ -14,6 +12,9 @@ from kcm.models.batch_v1 import (
     PodFailurePolicyOnExitCodesRequirement,
     PodFailurePolicyRule,
 )
+from tests.integration.controllers.jobs.jobs_harness import Env, condition, job_manifest, running
+
+from .test_job_basic import job_controller, wait_active
 
 pytestmark = pytest.mark.anyio
 

@@ -6,11 +6,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from jobs_harness import Env, job_manifest, running
 
 from kcm.controllers.ttlafterfinished import TTLAfterFinishedController
 from kcm.errors import NotFound
 from kcm.models import format_time
+from tests.integration.controllers.jobs.jobs_harness import Env, job_manifest, running
 
 pytestmark = pytest.mark.anyio
 

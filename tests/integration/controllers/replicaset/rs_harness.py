@@ -18,8 +18,6 @@ from typing import Any
 import anyio
 import httpx
 import msgspec
-from controller_quiesce import quiesce
-from held_stream import HeldStream
 from prometheus_client import CollectorRegistry
 
 from kcm.apiserver import ApiServer
@@ -28,6 +26,8 @@ from kcm.informers import SharedInformerFactory
 from kcm.models.core_v1 import Container, Pod, PodSpec, PodTemplateSpec
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.testing import FakeClock, FakeRecorder, client_config_for
+from tests.helpers.controller_quiesce import quiesce
+from tests.helpers.held_stream import HeldStream
 
 NS = "default"
 LABELS = {"app": "web"}

@@ -13,17 +13,6 @@ from typing import Any
 
 import anyio
 import msgspec
-from rs_harness import (
-    LABELS,
-    NS,
-    Running,
-    bare_pod,
-    owned_by,
-    running,
-    set_phase,
-    set_ready,
-    template,
-)
 
 from kcm.apiserver import ApiServer
 from kcm.client import Api, ApiClient
@@ -43,6 +32,17 @@ from kcm.models.core_v1 import (
 from kcm.models.meta_v1 import LabelSelector, ObjectMeta
 from kcm.runtime import new_controller_ref
 from kcm.testing import FakeClock, client_config_for, eventually
+from tests.integration.controllers.replicaset.rs_harness import (
+    LABELS,
+    NS,
+    Running,
+    bare_pod,
+    owned_by,
+    running,
+    set_phase,
+    set_ready,
+    template,
+)
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-import rs_scenarios as s
-from rs_scenarios import RC
 
 from kcm.apiserver import ApiServer
+from tests.integration.controllers.replicaset import rs_scenarios as s
+from tests.integration.controllers.replicaset.rs_scenarios import RC
 
 pytestmark = pytest.mark.anyio
 

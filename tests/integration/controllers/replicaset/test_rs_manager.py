@@ -5,8 +5,6 @@ from __future__ import annotations
 import anyio
 import msgspec
 import pytest
-from rs_harness import NS, owned_by
-from rs_scenarios import RC, RS
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
@@ -14,6 +12,8 @@ from kcm.controllers import replicaset, replicationcontroller
 from kcm.models.core_v1 import Pod
 from kcm.runtime import Manager
 from kcm.testing import client_config_for, eventually
+from tests.integration.controllers.replicaset.rs_harness import NS, owned_by
+from tests.integration.controllers.replicaset.rs_scenarios import RC, RS
 
 pytestmark = pytest.mark.anyio
 
