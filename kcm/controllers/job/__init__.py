@@ -11,8 +11,6 @@ from ._controller import DEFAULT_BACKOFF as DEFAULT_BACKOFF
 from ._controller import DEFAULT_WORKERS as DEFAULT_WORKERS
 from ._controller import HELP as HELP
 from ._controller import MAX_BACKOFF as MAX_BACKOFF
-from ._controller import MAX_POD_CREATE_DELETE_PER_SYNC as MAX_POD_CREATE_DELETE_PER_SYNC
-from ._controller import MAX_UNCOUNTED_PODS as MAX_UNCOUNTED_PODS
 from ._controller import NAME as NAME
 from ._controller import JobController as JobController
 from ._controller import add_to_manager as add_to_manager
@@ -20,6 +18,8 @@ from ._indexes import format_indexes as format_indexes
 from ._indexes import parse_indexes as parse_indexes
 from ._pods import COMPLETION_INDEX_KEY as COMPLETION_INDEX_KEY
 from ._pods import JOB_TRACKING_FINALIZER as JOB_TRACKING_FINALIZER
+from ._sync import MAX_POD_CREATE_DELETE_PER_SYNC as MAX_POD_CREATE_DELETE_PER_SYNC
+from ._sync import MAX_UNCOUNTED_PODS as MAX_UNCOUNTED_PODS
 
 __all__ = [
     "COMPLETION_INDEX_KEY",

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-import kcm.controllers.job._controller as job_module
+import kcm.controllers.job._sync as job_sync
 from kcm.controllers.job import JOB_TRACKING_FINALIZER, MAX_UNCOUNTED_PODS
 from kcm.models import format_time
 from tests.integration.controllers.jobs.jobs_harness import (
@@ -108,7 +108,7 @@ async def test_uncounted_pods_are_capped_per_sync(monkeypatch: pytest.MonkeyPatc
     no status write ever lists more than 5 uncounted UIDs and no sync removes more than 5
     finalizers; the Job still completes with every pod counted once."""
     assert MAX_UNCOUNTED_PODS == 500
-    monkeypatch.setattr(job_module, "MAX_UNCOUNTED_PODS", 5)
+    monkeypatch.setattr(job_sync, "MAX_UNCOUNTED_PODS", 5)
     async with cluster() as env:
         async with started(env, job_controller):
             await env.jobs.create(job_manifest("wide", completions=12, parallelism=12))
