@@ -129,7 +129,8 @@ def encode(obj: Any) -> bytes:
         return data
     data = _ENCODER.encode(obj)
     default = _api_version_default(type(obj))  # type: ignore[arg-type]
-    if default is not None and obj.api_version == default:
+    # msgspec omits a default by identity, not equality: a decoded "v1" is written already.
+    if default is not None and obj.api_version is default:
         data = b'{"apiVersion":' + _ENCODER.encode(default) + b"," + data[1:]
     return data
 

@@ -220,6 +220,17 @@ def test_encode_adds_api_version_and_kind() -> None:
     assert json.loads(encode(other))["apiVersion"] == "apps/v1beta9"
 
 
+def test_a_decoded_object_encodes_api_version_once() -> None:
+    """msgspec omits a default by identity: a decoded ``"v1"`` is not the default object, so
+    the encoder writes it itself and encode() must not add a second ``apiVersion`` key."""
+    decoded = decode(Pod, b'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"}}')
+    data = encode(decoded)
+    assert data.count(b'"apiVersion"') == 1
+    assert json.loads(data) == {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}}
+    built = encode(Pod(metadata=ObjectMeta(name="x")))
+    assert built.count(b'"apiVersion"') == 1
+
+
 def test_unknown_fields_are_dropped_on_decode() -> None:
     data = dict(SERVICE, spec=dict(SERVICE["spec"], futureField={"x": 1}), extra=True)
     svc = decode(Service, json.dumps(data))
