@@ -273,6 +273,10 @@ class ApiServer:
     async def _serve(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         from hypercorn.config import Config
 
+        from ._reason_phrases import install
+
+        install()
+
         assert self._sock is not None
         config = Config()
         config.bind = [f"fd://{os.dup(self._sock.fileno())}"]

@@ -747,3 +747,18 @@ async def test_services_get_cluster_ips_and_node_ports(http: httpx.AsyncClient) 
     assert 30000 <= port["nodePort"] <= 32767
     assert port["targetPort"] == 80
     assert created["spec"]["clusterIP"].startswith("10.96.")
+
+
+async def test_status_lines_carry_reason_phrases(api_server: ApiServer) -> None:
+    """``HTTP/1.1 404 Not Found``, as Go writes it (hypercorn alone writes ``HTTP/1.1 404 ``)."""
+    async with httpx.AsyncClient(base_url=api_server.url) as http:
+        missing = await http.get("/api/v1/namespaces/default/configmaps/nope")
+        created = await http.post(
+            "/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "phrase"}}
+        )
+        again = await http.post(
+            "/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "phrase"}}
+        )
+    assert (missing.status_code, missing.reason_phrase) == (404, "Not Found")
+    assert (created.status_code, created.reason_phrase) == (201, "Created")
+    assert (again.status_code, again.reason_phrase) == (409, "Conflict")
