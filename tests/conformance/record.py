@@ -44,8 +44,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{number}/{len(chosen)}] {scenario.id}", file=sys.stderr)
         recorded = by_area.setdefault(scenario.area, load_golden(scenario.area))
         recorded[scenario.id] = run_scenario(target, scenario)
-    for area, outcomes in by_area.items():
-        save_golden(area, outcomes)
+    known = {s.id for s in all_scenarios()}
+    for area, outcomes in by_area.items():  # drop recordings of renamed or deleted scenarios
+        save_golden(area, {k: v for k, v in outcomes.items() if k in known})
     print(f"recorded {len(chosen)} scenario(s) into {len(by_area)} golden file(s)", file=sys.stderr)
     return 0
 
