@@ -15,7 +15,17 @@ from typing import Any
 
 import httpx
 
-from .scenario import Create, Delete, Kubelet, Patch, Scenario, Settle, Step
+from .scenario import (
+    Create,
+    Delete,
+    DeleteNamespace,
+    Kubelet,
+    Patch,
+    Scenario,
+    Settle,
+    Step,
+    Until,
+)
 from .snapshot import RESOURCES, SnapshotNormaliser, list_path
 
 __all__ = ["Target", "run_scenario"]
@@ -125,7 +135,14 @@ def _kubelet(client: httpx.Client, ns: str, step: Kubelet) -> None:
 
 
 def _list(client: httpx.Client, ns: str, kinds: tuple[str, ...]) -> dict[str, list[Any]]:
-    return {kind: _check(client.get(list_path(kind, ns)))["items"] for kind in kinds}
+    listed: dict[str, list[Any]] = {}
+    for kind in kinds:
+        if kind == "namespace":  # the scenario's namespace itself, or nothing once it is gone
+            response = client.get(f"/api/v1/namespaces/{ns}")
+            listed[kind] = [_check(response)] if response.status_code != 404 else []
+        else:
+            listed[kind] = _check(client.get(list_path(kind, ns)))["items"]
+    return listed
 
 
 def _settle(
@@ -161,6 +178,14 @@ def _run_step(
         _check(client.request("DELETE", path, json=options))
     elif isinstance(step, Kubelet):
         _kubelet(client, ns, step)
+    elif isinstance(step, Until):
+        deadline = time.monotonic() + step.timeout
+        while time.monotonic() < deadline:
+            if len(_check(client.get(list_path(step.resource, ns)))["items"]) >= step.count:
+                break
+            time.sleep(0.5)
+    elif isinstance(step, DeleteNamespace):
+        _check(client.delete(f"/api/v1/namespaces/{ns}"))
     else:
         return _settle(client, ns, scenario, step, norm)
     return None

@@ -14,7 +14,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Create", "Delete", "Kubelet", "Patch", "Scenario", "Settle", "Step"]
+__all__ = [
+    "Create",
+    "Delete",
+    "DeleteNamespace",
+    "Kubelet",
+    "Patch",
+    "Scenario",
+    "Settle",
+    "Step",
+    "Until",
+]
 
 
 @dataclass(frozen=True)
@@ -69,7 +79,22 @@ class Settle:
     timeout: float = 60.0
 
 
-Step = Create | Patch | Delete | Kubelet | Settle
+@dataclass(frozen=True)
+class Until:
+    """Wait (at most ``timeout`` seconds) until the namespace holds at least ``count``
+    ``resource`` objects: for what happens at a time, such as a CronJob's next run."""
+
+    resource: str
+    count: int
+    timeout: float = 90.0
+
+
+@dataclass(frozen=True)
+class DeleteNamespace:
+    """Delete the scenario's namespace (the namespace controller empties it)."""
+
+
+Step = Create | Patch | Delete | Kubelet | Settle | Until | DeleteNamespace
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,7 @@ _DROP_META = {
     "deletionGracePeriodSeconds",
 }
 _HASH_LABEL = "pod-template-hash"
+_SCHEDULED = re.compile(r"-\d{8}\b")  # a CronJob's Job names end in its scheduled minute
 
 
 def list_path(resource: str, namespace: str) -> str:
@@ -96,13 +97,18 @@ class SnapshotNormaliser:
         for hash_, placeholder in self._hashes.items():
             value = value.replace(hash_, placeholder)
         value = _TIME.sub("<time>", value)
+        value = _SCHEDULED.sub("-<scheduled>", value)
         return _UUID.sub("<uid>", value)
 
     def value(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.text(value)
-        if isinstance(value, dict):
-            return {self.text(k): self.value(v) for k, v in value.items()}
+        if isinstance(value, dict):  # references carry the per-run namespace and an RV
+            return {
+                self.text(k): self.value(v)
+                for k, v in value.items()
+                if k not in ("namespace", "resourceVersion")
+            }
         if isinstance(value, list):
             return [self.value(v) for v in value]
         return value
@@ -110,6 +116,9 @@ class SnapshotNormaliser:
     def object(self, resource: str, obj: dict[str, Any]) -> dict[str, Any]:
         meta = {k: v for k, v in obj.get("metadata", {}).items() if k not in _DROP_META}
         meta.pop("namespace", None)
+        if resource == "namespace":
+            meta.pop("name", None)  # df-<scenario>[-suffix]
+            meta.pop("labels", None)  # only kubernetes.io/metadata.name: the name again
         if meta.get("deletionTimestamp"):
             meta["deletionTimestamp"] = "<time>"
         refs = meta.get("ownerReferences")

@@ -5,6 +5,9 @@ from __future__ import annotations
 from ..scenario import Create, Kubelet, Patch, Scenario, Settle
 from ._objects import deployment
 
+IMAGE_1 = {
+    "spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]}}}
+}
 IMAGE_2 = {
     "spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}}}
 }
@@ -62,6 +65,22 @@ SCENARIOS = [
             Settle(),
         ),
         doc="Recreate scales the old ReplicaSet to 0 before creating the new one's pods",
+    ),
+    Scenario(
+        "deployment/rollback-reuses-the-old-replicaset",
+        (
+            Create(deployment("web", 2)),
+            Settle(),
+            Kubelet("app=web"),
+            Settle(),
+            Patch("deployments", "web", IMAGE_2),
+            Settle(),
+            Kubelet("app=web"),
+            Settle(),
+            Patch("deployments", "web", IMAGE_1),
+            Settle(),
+        ),
+        doc="going back to the first template scales the first ReplicaSet up again (revision 3)",
     ),
     Scenario(
         "deployment/paused",

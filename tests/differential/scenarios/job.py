@@ -33,6 +33,17 @@ SCENARIOS = [
         doc="backoffLimit 0: the first failure fails the Job",
     ),
     Scenario(
+        "job/indexed",
+        (
+            Create(job("j", completions=3, parallelism=3, completionMode="Indexed")),
+            Settle(),
+            Kubelet("app=j", phase="Succeeded", count=2),
+            Settle(),
+        ),
+        kinds=KINDS,
+        doc="Indexed: one pod per index; two succeed",
+    ),
+    Scenario(
         "job/suspended",
         (Create(job("j", suspend=True)), Settle()),
         kinds=KINDS,
