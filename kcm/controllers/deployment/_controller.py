@@ -660,7 +660,7 @@ class _Sync:
                     spec=msgspec.structs.replace(spec, min_ready_seconds=want_mrs),
                 )
                 return await self.update_replica_set(existing, updated)
-            annotations = self.revision_annotations(
+            d_annotations = self.revision_annotations(
                 (existing.metadata.annotations or {}).get(REVISION_ANNOTATION)
             )
             status = self.status()
@@ -678,8 +678,8 @@ class _Sync:
                 status = msgspec.structs.replace(
                     status, conditions=set_condition(status.conditions, cond)
                 )
-            if found or annotations is not None:
-                await self.write_status(status, annotations=annotations)
+            if found or d_annotations is not None:
+                await self.write_status(status, annotations=d_annotations)
             return existing
         if not create:
             return None
@@ -711,7 +711,7 @@ class _Sync:
                 "ScalingReplicaSet",
                 f"Scaled up replica set {name} from 0 to {replicas}",
             )
-        annotations = self.revision_annotations(str(new_revision))
+        d_annotations = self.revision_annotations(str(new_revision))
         status = self.status()
         progressing = not already_exists and has_progress_deadline(self.d)
         if progressing:
@@ -721,8 +721,8 @@ class _Sync:
             status = msgspec.structs.replace(
                 status, conditions=set_condition(status.conditions, cond)
             )
-        if progressing or annotations is not None:
-            await self.write_status(status, annotations=annotations)
+        if progressing or d_annotations is not None:
+            await self.write_status(status, annotations=d_annotations)
         return created
 
     def _new_replica_set(self, template: PodTemplateSpec, hash_: str) -> ReplicaSet:
