@@ -21,8 +21,9 @@ pieces. The families:
   (:func:`new_controller_revision`, :func:`hash_controller_revision`, ...), for controllers that
   keep revisions of their template (DaemonSet, StatefulSet).
 * **Small shared answers**: :func:`is_namespace_terminating` (a create refused by a
-  terminating namespace), :func:`finished_condition`/:func:`is_finished` (Jobs), and
-  :func:`safe_encode_string` (hashes as text).
+  terminating namespace), :func:`finished_condition`/:func:`is_finished` (Jobs),
+  :func:`safe_encode_string` (hashes as text), and :func:`root_ca`/:func:`read_root_ca` (the
+  ``--root-ca-file`` bundle the service-account controllers hand out).
 
 See docs/controllerkit.md.
 """
@@ -61,6 +62,8 @@ from ._replica_manager import ReplicaManager as ReplicaManager
 from ._replica_status import REPLICA_FAILURE as REPLICA_FAILURE
 from ._replica_status import calculate_replica_status as calculate_replica_status
 from ._replica_status import desired_replicas as desired_replicas
+from ._root_ca import read_root_ca as read_root_ca
+from ._root_ca import root_ca as root_ca
 from ._safe_encoding import SAFE_ALPHABET as SAFE_ALPHABET
 from ._safe_encoding import safe_encode_string as safe_encode_string
 from ._slow_start import SLOW_START_INITIAL_BATCH_SIZE as SLOW_START_INITIAL_BATCH_SIZE
@@ -101,7 +104,9 @@ __all__ = [
     "pod_ready_condition",
     "pods_to_delete",
     "rank_pods_for_deletion",
+    "read_root_ca",
     "recheck_deletion_timestamp",
+    "root_ca",
     "safe_encode_string",
     "slow_start_batch",
     "sort_controller_revisions",

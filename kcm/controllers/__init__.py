@@ -11,7 +11,10 @@ imported, and a broken controller fails alone with a clear message.
 (:func:`enabled_controllers`).
 
 A package may take its ``HELP`` and ``DEFAULT_WORKERS`` from its :data:`CONTROLLERS` entry and
-build itself with :func:`add_controller` (the parent package is always imported first).
+build itself with :func:`add_controller` (the parent package is always imported first). A
+package whose settings turn it off (``serviceaccount-token`` without a private key) raises
+:class:`ControllerDisabled` from ``add_to_manager``: it is skipped, as kube-controller-manager
+skips it, and ``kcm`` logs why.
 """
 
 from __future__ import annotations
@@ -28,11 +31,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONTROLLERS",
+    "ControllerDisabled",
     "ControllerOption",
     "ControllerSpec",
     "add_controller",
     "enabled_controllers",
 ]
+
+
+class ControllerDisabled(Exception):
+    """Raised by a package's ``add_to_manager`` when its settings turn the controller off (the
+    message says why); nothing was added to the manager."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +78,13 @@ class ControllerSpec:
         default_workers: kube-controller-manager's default worker count.
         enabled_by_default: whether ``*`` includes it.
         workers_aliases: further spellings of ``workers_flag`` that are accepted.
-        options: controller-specific flags (:class:`ControllerOption`).
+        options: controller-specific flags (:class:`ControllerOption`); a flag several
+            controllers take (``--root-ca-file``) is one flag whose value each receives.
+        start_order: when ``kcm`` starts it relative to the others (started one after the
+            other, lowest first, registry order within one value): ``-1`` before all
+            (``serviceaccount-token``, which kube-controller-manager always starts first so
+            that tokens exist for the rest), ``1`` after all (the garbage collector, whose
+            discovery and per-resource informers should not hold the others back).
     """
 
     name: str
@@ -80,6 +95,7 @@ class ControllerSpec:
     enabled_by_default: bool = True
     workers_aliases: tuple[str, ...] = ()
     options: tuple[ControllerOption, ...] = ()
+    start_order: int = 0
 
     @property
     def module(self) -> str:
@@ -130,6 +146,20 @@ def _int(text: str) -> int:
     return int(text)
 
 
+def _path(text: str) -> str | None:
+    return text or None
+
+
+_ROOT_CA_FILE = ControllerOption(
+    "--root-ca-file",
+    "root_ca_file",
+    _path,
+    None,
+    "PEM CA bundle put into token Secrets and kube-root-ca.crt ConfigMaps (default: the CA "
+    "kcm's kubeconfig trusts)",
+)
+
+
 CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
     {
         spec.name: spec
@@ -154,6 +184,7 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 "Deletes objects whose owners are gone (background, foreground, orphan).",
                 "--concurrent-gc-syncs",
                 20,
+                start_order=1,
             ),
             ControllerSpec(
                 "job",
@@ -199,6 +230,40 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 "--concurrent_rc_syncs",
                 5,
                 workers_aliases=("--concurrent-rc-syncs",),
+            ),
+            ControllerSpec(
+                "root-ca-cert-publisher",
+                "rootcacertpublisher",
+                "Publishes the root CA as the kube-root-ca.crt ConfigMap in every namespace.",
+                None,
+                1,
+                options=(_ROOT_CA_FILE,),
+            ),
+            ControllerSpec(
+                "serviceaccount",
+                "serviceaccount",
+                "Creates the default ServiceAccount in every active namespace.",
+                None,
+                1,
+            ),
+            ControllerSpec(
+                "serviceaccount-token",
+                "serviceaccounttoken",
+                "Fills in legacy ServiceAccount token Secrets (needs a private key; starts first).",
+                "--concurrent-serviceaccount-token-syncs",
+                5,
+                options=(
+                    ControllerOption(
+                        "--service-account-private-key-file",
+                        "service_account_private_key_file",
+                        _path,
+                        None,
+                        "PEM RSA or ECDSA private key signing legacy ServiceAccount tokens "
+                        "(without it serviceaccount-token is disabled)",
+                    ),
+                    _ROOT_CA_FILE,
+                ),
+                start_order=-1,
             ),
             ControllerSpec(
                 "ttl-after-finished",
