@@ -35,8 +35,25 @@ _MERGE = {"Content-Type": "application/merge-patch+json"}
 
 @dataclass(frozen=True)
 class Target:
+    """The cluster's API server; ``metrics_url``: the controller manager's ``/metrics`` when it
+    can be read (kcm's), so a settle also waits until its work queues are empty and idle."""
+
     url: str
     token: str | None = None
+    metrics_url: str | None = None
+
+    def controllers_idle(self) -> bool:
+        if self.metrics_url is None:
+            return True
+        try:
+            text = httpx.get(self.metrics_url, timeout=5.0).text
+        except httpx.HTTPError:
+            return False  # the controller manager is gone: the settle runs to its deadline
+        busy = 0.0
+        for line in text.splitlines():
+            if line.startswith(("workqueue_depth{", "workqueue_unfinished_work_seconds{")):
+                busy += float(line.rsplit(" ", 1)[1])
+        return busy == 0.0
 
     def client(self) -> httpx.Client:
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
@@ -146,7 +163,12 @@ def _list(client: httpx.Client, ns: str, kinds: tuple[str, ...]) -> dict[str, li
 
 
 def _settle(
-    client: httpx.Client, ns: str, scenario: Scenario, step: Settle, norm: SnapshotNormaliser
+    target: Target,
+    client: httpx.Client,
+    ns: str,
+    scenario: Scenario,
+    step: Settle,
+    norm: SnapshotNormaliser,
 ) -> dict[str, Any]:
     deadline = time.monotonic() + step.timeout
     last: str | None = None
@@ -157,13 +179,18 @@ def _settle(
         now = time.monotonic()
         if text != last:
             last, stable_since = text, now
-        elif now - stable_since >= step.quiet or now > deadline:
+        elif (now - stable_since >= step.quiet and target.controllers_idle()) or now > deadline:
             return snapshot
         time.sleep(0.25)
 
 
 def _run_step(
-    client: httpx.Client, ns: str, scenario: Scenario, step: Step, norm: SnapshotNormaliser
+    target: Target,
+    client: httpx.Client,
+    ns: str,
+    scenario: Scenario,
+    step: Step,
+    norm: SnapshotNormaliser,
 ) -> dict[str, Any] | None:
     if isinstance(step, Create):
         _check(client.post(_path_of(step.body, ns), json=step.body))
@@ -187,7 +214,7 @@ def _run_step(
     elif isinstance(step, DeleteNamespace):
         _check(client.delete(f"/api/v1/namespaces/{ns}"))
     else:
-        return _settle(client, ns, scenario, step, norm)
+        return _settle(target, client, ns, scenario, step, norm)
     return None
 
 
@@ -211,7 +238,7 @@ def run_scenario(target: Target, scenario: Scenario, suffix: str = "") -> list[d
         client.post("/api/v1/namespaces", json={"metadata": {"name": ns}})
         _wait_for_default_service_account(client, ns)
         for step in scenario.steps:
-            snapshot = _run_step(client, ns, scenario, step, norm)
+            snapshot = _run_step(target, client, ns, scenario, step, norm)
             if snapshot is not None:
                 snapshots.append(snapshot)
     return snapshots
