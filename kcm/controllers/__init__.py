@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType, ModuleType
@@ -160,6 +161,29 @@ _ROOT_CA_FILE = ControllerOption(
 )
 
 
+_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_GO_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+
+
+def _duration(text: str) -> float:
+    """Seconds from a Go duration (``500ms``, ``1m30s``) or a plain number of seconds.
+
+    Raises:
+        ValueError: neither, or negative.
+    """
+    value = str(text).strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        parts = list(_GO_PART.finditer(value))
+        if not value or "".join(m.group(0) for m in parts) != value:
+            raise ValueError(f"{text!r} is not a duration (e.g. 1s, 500ms)") from None
+        seconds = sum(float(m.group(1)) * _GO_UNITS[m.group(2)] for m in parts)
+    if not seconds >= 0:
+        raise ValueError(f"{text!r}: a duration must not be negative")
+    return seconds
+
+
 CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
     {
         spec.name: spec
@@ -177,6 +201,68 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 "Rolls Deployments out through ReplicaSets (rolling update, recreate, rollback).",
                 "--concurrent-deployment-syncs",
                 5,
+            ),
+            ControllerSpec(
+                "endpoint",
+                "endpoint",
+                "Keeps the Endpoints of each Service with a selector: its pods' addresses, ports.",
+                "--concurrent-endpoint-syncs",
+                5,
+                options=(
+                    ControllerOption(
+                        "--endpoint-updates-batch-period",
+                        "batch_period",
+                        _duration,
+                        0.0,
+                        "delay before pod changes are written to Endpoints, to batch them",
+                    ),
+                ),
+            ),
+            ControllerSpec(
+                "endpointslice",
+                "endpointslice",
+                "Keeps the EndpointSlices of each Service with a selector (readiness, zones).",
+                "--concurrent-service-endpoint-syncs",
+                5,
+                options=(
+                    ControllerOption(
+                        "--max-endpoints-per-slice",
+                        "max_endpoints_per_slice",
+                        _int,
+                        100,
+                        "most endpoints in one EndpointSlice (1-1000)",
+                    ),
+                    ControllerOption(
+                        "--endpointslice-updates-batch-period",
+                        "batch_period",
+                        _duration,
+                        0.0,
+                        "delay before pod changes are written to EndpointSlices, to batch them",
+                    ),
+                ),
+            ),
+            ControllerSpec(
+                "endpointslicemirroring",
+                "endpointslicemirroring",
+                "Mirrors the hand-written Endpoints of selector-less Services into EndpointSlices.",
+                "--mirroring-concurrent-service-endpoint-syncs",
+                5,
+                options=(
+                    ControllerOption(
+                        "--mirroring-max-endpoints-per-subset",
+                        "max_endpoints_per_subset",
+                        _int,
+                        1000,
+                        "most addresses of one Endpoints subset mirrored (1-1000)",
+                    ),
+                    ControllerOption(
+                        "--mirroring-endpointslice-updates-batch-period",
+                        "batch_period",
+                        _duration,
+                        0.0,
+                        "delay before EndpointSlice changes are mirrored, to batch them",
+                    ),
+                ),
             ),
             ControllerSpec(
                 "garbagecollector",

@@ -23,6 +23,9 @@ def test_defaults_follow_kube_controller_manager() -> None:
     assert s.workers == {
         "cronjob": 5,
         "deployment": 5,
+        "endpoint": 5,
+        "endpointslice": 5,
+        "endpointslicemirroring": 5,
         "garbagecollector": 20,
         "job": 5,
         "namespace": 10,

@@ -13,6 +13,9 @@ from kcm.controllers import CONTROLLERS, ControllerOption, ControllerSpec, enabl
 KCM_NAMES = [
     "cronjob",
     "deployment",
+    "endpoint",
+    "endpointslice",
+    "endpointslicemirroring",
     "garbagecollector",
     "job",
     "namespace",
