@@ -30,7 +30,7 @@ __all__ = [
 @dataclass(frozen=True)
 class Create:
     """POST ``body`` (a dict with apiVersion/kind) into the scenario's namespace (or the
-    cluster, for cluster-scoped kinds)."""
+    cluster, for cluster-scoped kinds: a Node that exists already is left as it is)."""
 
     body: dict[str, Any]
 
@@ -61,13 +61,15 @@ class Kubelet:
     """Play the kubelet: move the pods matching ``selector`` (a label selector) that are not
     terminal yet to ``phase`` — ``Running`` with ``ready`` (the Ready condition), or
     ``Succeeded``/``Failed`` (with ``exit_code``) — at most ``count`` of them (oldest name
-    first; None: all)."""
+    first; None: all). ``ips``: a pod without a ``podIP`` gets the next of ``10.1.0.1``,
+    ``10.1.0.2``, ... in the namespace (for Services' endpoints)."""
 
     selector: str
     phase: str = "Running"
     ready: bool = True
     exit_code: int = 0
     count: int | None = None
+    ips: bool = False
 
 
 @dataclass(frozen=True)

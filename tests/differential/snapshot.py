@@ -52,6 +52,9 @@ _DROP_META = {
     "deletionGracePeriodSeconds",
 }
 _HASH_LABEL = "pod-template-hash"
+_TRIGGER_TIME = "endpoints.kubernetes.io/last-change-trigger-time"
+"""Dropped: whether a sync still sees a new trigger depends on how pod changes within one
+second fell into syncs (Go's tracker compares whole-second times)."""
 _SCHEDULED = re.compile(r"-\d{8}\b")  # a CronJob's Job names end in its scheduled minute
 
 
@@ -116,6 +119,12 @@ class SnapshotNormaliser:
     def object(self, resource: str, obj: dict[str, Any]) -> dict[str, Any]:
         meta = {k: v for k, v in obj.get("metadata", {}).items() if k not in _DROP_META}
         meta.pop("namespace", None)
+        if _TRIGGER_TIME in (meta.get("annotations") or {}):
+            meta["annotations"] = {
+                k: v for k, v in meta["annotations"].items() if k != _TRIGGER_TIME
+            } or None
+            if meta["annotations"] is None:
+                del meta["annotations"]
         if resource == "namespace":
             meta.pop("name", None)  # df-<scenario>[-suffix]
             meta.pop("labels", None)  # only kubernetes.io/metadata.name: the name again
@@ -138,7 +147,18 @@ class SnapshotNormaliser:
                     out[key] = item
             _drop_template_spec(out)
             _drop_condition_times(out.get("status"))
-        return self.value(out)  # type: ignore[no-any-return]
+        normalised: dict[str, Any] = self.value(out)
+        if resource == "endpointslices" and normalised.get("endpoints"):
+            # a slice's endpoints are a set: Go fills slices in map order
+            normalised["endpoints"] = sorted(
+                normalised["endpoints"], key=lambda e: json.dumps(e, sort_keys=True)
+            )
+        if resource == "endpoints" and normalised.get("subsets"):
+            # Go orders subsets by a hash that covers the pods' resourceVersions
+            normalised["subsets"] = sorted(
+                normalised["subsets"], key=lambda e: json.dumps(e, sort_keys=True)
+            )
+        return normalised
 
     def events(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Events as (object kind and name, reason, type, message) with summed counts."""
