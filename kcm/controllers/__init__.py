@@ -19,6 +19,7 @@ skips it, and ``kcm`` logs why.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import inspect
 import re
@@ -165,11 +166,26 @@ _GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.
 _GO_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 
 
+def _one_to_thousand(text: str) -> int:
+    """An integer from 1 to 1000 (kube's bounds for the endpoints-per-slice flags).
+
+    Raises:
+        argparse.ArgumentTypeError: not an integer, or out of range.
+    """
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 1 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"{value} is out of range: must be between 1 and 1000")
+    return value
+
+
 def _duration(text: str) -> float:
     """Seconds from a Go duration (``500ms``, ``1m30s``) or a plain number of seconds.
 
     Raises:
-        ValueError: neither, or negative.
+        argparse.ArgumentTypeError: neither, or negative.
     """
     value = str(text).strip()
     try:
@@ -177,10 +193,12 @@ def _duration(text: str) -> float:
     except ValueError:
         parts = list(_GO_PART.finditer(value))
         if not value or "".join(m.group(0) for m in parts) != value:
-            raise ValueError(f"{text!r} is not a duration (e.g. 1s, 500ms)") from None
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a duration (e.g. 1s, 500ms)"
+            ) from None
         seconds = sum(float(m.group(1)) * _GO_UNITS[m.group(2)] for m in parts)
     if not seconds >= 0:
-        raise ValueError(f"{text!r}: a duration must not be negative")
+        raise argparse.ArgumentTypeError(f"{text!r}: a duration must not be negative")
     return seconds
 
 
@@ -228,7 +246,7 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                     ControllerOption(
                         "--max-endpoints-per-slice",
                         "max_endpoints_per_slice",
-                        _int,
+                        _one_to_thousand,
                         100,
                         "most endpoints in one EndpointSlice (1-1000)",
                     ),
@@ -251,7 +269,7 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                     ControllerOption(
                         "--mirroring-max-endpoints-per-subset",
                         "max_endpoints_per_subset",
-                        _int,
+                        _one_to_thousand,
                         1000,
                         "most addresses of one Endpoints subset mirrored (1-1000)",
                     ),

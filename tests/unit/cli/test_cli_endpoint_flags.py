@@ -54,4 +54,18 @@ def test_a_bad_batch_period_is_a_usage_error(
     with pytest.raises(SystemExit) as exc:
         parse_run_args([f"--endpoint-updates-batch-period={value}"])
     assert exc.value.code == 2
-    assert "--endpoint-updates-batch-period" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "argument --endpoint-updates-batch-period: " in err
+    assert "duration" in err
+
+
+@pytest.mark.parametrize(
+    "flag", ["--max-endpoints-per-slice=0", "--mirroring-max-endpoints-per-subset=1001"]
+)
+def test_endpoints_per_slice_is_1_to_1000(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        parse_run_args([flag])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag.split('=')[0]}: " in err
+    assert "must be between 1 and 1000" in err
