@@ -24,7 +24,7 @@ from ._faults import Faults
 from ._http import Receive, Scope, Send, authorized, decode_body, read_body, respond
 from ._protobuf import UnsupportedProtobuf, decode_protobuf
 from ._rest import Rest
-from ._routing import ApiPath, Target, not_found, resolve
+from ._routing import ApiPath, PageNotFound, Target, allowed_methods, not_found, resolve
 from ._select import build_matcher
 from ._status import StatusError
 from ._store import Store
@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 _encode = msgspec.json.encode
 _HEALTH = ("healthz", "readyz", "livez")
 _WITH_BODY = ("POST", "PUT", "PATCH", "DELETE")
+_TEXT = b"text/plain; charset=utf-8"
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +118,9 @@ class App:
         except StatusError as exc:
             if not started:
                 await respond(send, exc.code, _encode(exc.to_status()), exc.headers)
+        except PageNotFound:
+            if not started:
+                await respond(send, 404, b"404 page not found\n", content_type=_TEXT)
         except Exception as exc:  # a bug must answer 500, not hang the client
             log.exception("internal error serving %s %s", scope.get("method"), scope.get("path"))
             if not started:
@@ -170,7 +174,7 @@ class App:
             status, body = self.discovery.openapi(parts, accept)
             await respond(send, status, body)
         else:
-            raise not_found()
+            raise PageNotFound()
 
     async def _serve_discovery(self, send: Send, path: ApiPath, accept: str) -> None:
         """``/api``, ``/apis``, ``/apis/<group>`` and a group version's resource list."""
@@ -182,7 +186,9 @@ class App:
         else:
             doc = self.discovery.resource_list(path.group, path.version)
         if doc is None:
-            raise not_found()
+            if path.core or self.registry.is_builtin_group(path.group):
+                raise not_found()
+            raise PageNotFound()
         await respond(send, 200, _encode(doc))
 
     async def _discovery_root(self, send: Send, accept: str, *, core: bool) -> None:
@@ -194,7 +200,20 @@ class App:
         await respond(send, 200, _encode(doc))
 
     def _verb(self, request: _Request) -> _Handler:
-        """The handler for the request's method on a collection or on one object."""
+        """The handler for the request's method on a collection or on one object.
+
+        Raises:
+            StatusError: 404 when kube-apiserver serves no such path (an object path of a
+                create-only resource), 405 when the path does not take the method.
+        """
+        target = request.target
+        allowed = allowed_methods(target)
+        if target.res.crd is not None and target.ns is None and request.method not in allowed:
+            raise PageNotFound()  # the CRD handler passes what it cannot serve on, as unserved
+        if not allowed:
+            raise not_found()
+        if request.method not in allowed:
+            raise StatusError.method_not_allowed()
         verbs: dict[str, _Handler]
         if request.target.name is None:
             verbs = {"GET": self._list, "POST": self._create, "DELETE": self._delete_collection}
@@ -245,8 +264,6 @@ class App:
     async def _create(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
         payload = decode_body(request.body)
-        if t.res.namespaced and t.ns is None:
-            raise StatusError.method_not_allowed()
         created = self.rest.create(t.res, t.ns, payload, request.query, manager=request.manager)
         await respond(send, 201, _encode(created))
 

@@ -474,10 +474,15 @@ async def test_discovery_documents(http: httpx.AsyncClient) -> None:
 
 async def test_paths_the_server_does_not_serve_are_404(http: httpx.AsyncClient) -> None:
     """Not a 500: a legacy watch path that names no resource used to index past its end."""
-    for path in ("/api/v1/watch", "/apis/apps/v1/watch", "/api/v1/nope", "/nope"):
+    for path in ("/api/v1/watch", "/apis/apps/v1/watch", "/api/v1/nope"):
         r = await http.get(path)
         assert r.status_code == 404, path
         assert r.json()["reason"] == "NotFound"
+    # outside the APIs kube-apiserver serves: Go's plain text 404
+    for path in ("/nope", "/apis/nope.example.com", "/apis/nope.example.com/v1/things"):
+        r = await http.get(path)
+        assert (r.status_code, r.text) == (404, "404 page not found\n"), path
+        assert r.headers["content-type"] == "text/plain; charset=utf-8"
     watch = await http.get("/api/v1/watch/namespaces/default/configmaps?timeoutSeconds=0")
     assert watch.status_code == 200
 
