@@ -5,9 +5,15 @@ against a real server."""
 
 from __future__ import annotations
 
+from kcm.apiserver._discovery import storage_version_hash
 from kcm.apiserver._registry import Registry
 from kcm.apiserver._routing import Target, allowed_methods
 from kcm.apiserver._subresources import describe
+
+
+def test_storage_version_hash_is_kubes() -> None:
+    assert storage_version_hash("", "v1", "Pod") == "xPOwRZ+Yhw8="
+    assert storage_version_hash("apps", "v1", "Deployment") == "8aSe+NMegvE="
 
 
 def test_subresources_kinds_and_verbs() -> None:
