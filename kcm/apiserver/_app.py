@@ -18,10 +18,13 @@ from urllib.parse import parse_qs
 import msgspec
 
 from kcm.clock import Clock
+from kcm.selectors import FieldSelector
 
 from ._discovery import Discovery
 from ._faults import Faults
 from ._http import Receive, Scope, Send, authorized, decode_body, read_body, respond
+from ._list import cache_read
+from ._options import ListOptions, Params
 from ._protobuf import UnsupportedProtobuf, decode_protobuf
 from ._rest import Rest
 from ._routing import ApiPath, PageNotFound, Target, allowed_methods, not_found, resolve
@@ -52,6 +55,8 @@ class _Request:
     headers: dict[str, str]
     body: bytes
     user_agent: str
+    params: Params
+    """Every value of every query parameter (``query`` has the first of each)."""
 
     @property
     def accept(self) -> str:
@@ -141,10 +146,8 @@ class App:
         self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], ua: str
     ) -> None:
         """Parse the path, serve what is not a resource, else run the verb on the target."""
-        query = {
-            k: v[0]
-            for k, v in parse_qs(scope["query_string"].decode(), keep_blank_values=True).items()
-        }
+        params = parse_qs(scope["query_string"].decode(), keep_blank_values=True)
+        query = {k: v[0] for k, v in params.items()}
         parts = [p for p in scope["path"].split("/") if p]
         accept = headers.get("accept", "")
         if not parts or parts[0] not in ("api", "apis"):
@@ -155,11 +158,9 @@ class App:
             await self._serve_discovery(send, path, accept)
             return
         target = resolve(self.registry, path)
-        if target.legacy_watch:
-            query["watch"] = "true"
         method = scope["method"]
         body = await _request_body(method, receive, headers)
-        request = _Request(method, target, query, headers, body, ua)
+        request = _Request(method, target, query, headers, body, ua, params)
         await self._verb(request)(request, send, receive)
 
     async def _serve_non_resource(self, send: Send, parts: list[str], accept: str) -> None:
@@ -215,6 +216,8 @@ class App:
         if request.method not in allowed:
             raise StatusError.method_not_allowed()
         verbs: dict[str, _Handler]
+        if request.target.legacy_watch:
+            return self._watch
         if request.target.name is None:
             verbs = {"GET": self._list, "POST": self._create, "DELETE": self._delete_collection}
         else:
@@ -230,26 +233,36 @@ class App:
     # -- verbs on a collection -------------------------------------------------------------
 
     async def _list(self, request: _Request, send: Send, receive: Receive) -> None:
-        """LIST, or WATCH with ``?watch=true`` (or a legacy ``/watch/`` path)."""
+        """LIST, or WATCH with ``?watch`` (any value but ``0``/``false``)."""
         t = request.target
-        query = request.query
-        if query.get("watch") in ("true", "1"):
-            await self._watch(request, send, receive)
+        options = ListOptions.parse(request.params)
+        if options.watch:
+            await self._watch(request, send, receive, options)
             return
-        result = self.rest.list(t.res, t.ns, query)
+        result = self.rest.list(t.res, t.ns, options)
         if wants_table(request.accept):
-            result = to_table(
-                t.res, result, query.get("includeObject", "Metadata"), self.clock.now()
-            )
+            include = request.query.get("includeObject", "Metadata")
+            result = to_table(t.res, result, include, self.clock.now())
         await respond(send, 200, _encode(result))
 
-    async def _watch(self, request: _Request, send: Send, receive: Receive) -> None:
+    async def _watch(
+        self,
+        request: _Request,
+        send: Send,
+        receive: Receive,
+        options: ListOptions | None = None,
+    ) -> None:
+        """WATCH a collection, or one object (``/watch/.../NAME``: a field selector on its
+        name)."""
         t = request.target
-        query = request.query
-        matcher = build_matcher(
-            t.res, query.get("labelSelector", ""), query.get("fieldSelector", "")
-        )
-        options = WatchOptions.parse(query)
+        if options is None:
+            options = ListOptions.parse(request.params, watch=True)
+        if "watch" not in t.res.verbs:
+            raise StatusError.method_not_supported(t.res.group, t.res.plural, "watch")
+        fields = options.field_selector
+        if t.name is not None:
+            fields = _name_selector(fields, t.name)
+        matcher = build_matcher(t.res, options.label_selector, fields)
         stream = WatchStream(
             self.store,
             self.rest.present,
@@ -259,7 +272,7 @@ class App:
             user_agent=request.user_agent,
             table=wants_table(request.accept),
         )
-        await stream.serve(send, receive, t.res, t.ns, matcher, options)
+        await stream.serve(send, receive, t.res, t.ns, matcher, WatchOptions.of(options))
 
     async def _create(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
@@ -269,8 +282,11 @@ class App:
 
     async def _delete_collection(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
+        list_options = ListOptions.parse(request.params)
         options = decode_body(request.body) if request.body.strip() else {}
-        result = self.rest.delete_collection(t.res, t.ns, options or {}, request.query)
+        result = self.rest.delete_collection(
+            t.res, t.ns, options or {}, request.query, list_options
+        )
         await respond(send, 200, _encode(result))
 
     # -- verbs on an object ----------------------------------------------------------------
@@ -278,6 +294,7 @@ class App:
     async def _get(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
         ns, name = _object_key(t)
+        cache_read(self.store, request.query.get("resourceVersion", ""))
         obj = self.rest.get(t.res, ns, name, t.subresource)
         is_view = bool(t.subresource) and strategy_for(t.res).subresource(t.subresource).view
         if wants_table(request.accept) and not is_view:
@@ -371,3 +388,19 @@ def _object_key(target: Target) -> tuple[str, str]:
 
 async def _method_not_allowed(request: _Request, send: Send, receive: Receive) -> None:
     raise StatusError.method_not_allowed()
+
+
+def _name_selector(fields: str, name: str) -> str:
+    """A watch of one object: its name as the field selector (400, as kube, when the query's
+    own selector does not pick exactly that name)."""
+    selector = FieldSelector.parse(fields)
+    if not selector.requirements:
+        return f"metadata.name={name}"
+    exact = [
+        r.value
+        for r in selector.requirements
+        if r.field == "metadata.name" and r.operator in ("=", "==")
+    ]
+    if exact != [name]:
+        raise StatusError.bad_request("fieldSelector metadata.name doesn't match requested name")
+    return fields

@@ -22,6 +22,7 @@ from ._apply import ApplyConflict, apply_ssa, track_update
 from ._field_errors import Cause
 from ._list import ListPage, list_source, page
 from ._names import generate_name
+from ._options import ListOptions, go_bool
 from ._patch import PatchError, apply_json_patch, apply_merge_patch
 from ._registry import Registry, Resource
 from ._select import build_matcher
@@ -128,10 +129,12 @@ class Rest:
             return strategy.subresource(subresource).read(obj)
         return strategy.present(obj)
 
-    def list(self, res: Resource, ns: str | None, query: dict[str, str]) -> Obj:
-        matcher = build_matcher(res, query.get("labelSelector", ""), query.get("fieldSelector", ""))
-        source = list_source(self.store, res, query)
-        found: ListPage = page(source, ns, matcher, strategy_for(res).present)
+    def list(self, res: Resource, ns: str | None, options: ListOptions | None = None) -> Obj:
+        options = options or ListOptions()
+        matcher = build_matcher(res, options.label_selector, options.field_selector)
+        source = list_source(self.store, res, ns, options)
+        present = strategy_for(res).present
+        found: ListPage = page(source, ns, matcher, present, across_namespaces=ns is None)
         meta: dict[str, Any] = {"resourceVersion": str(source.rv)}
         if found.continue_token:
             meta["continue"] = found.continue_token
@@ -312,7 +315,7 @@ class Rest:
                 "requests"
             )
         applied = _apply_body(raw)
-        force = query.get("force", "") in ("true", "1")
+        force = go_bool([query["force"]] if "force" in query else None)
         live = self.store.get(res.storage_key, ns if res.namespaced else "", name)
         if live is None and subresource:
             raise StatusError.not_found(res.group, res.plural, name)
@@ -375,13 +378,14 @@ class Rest:
         return strategy.present(self.commit(res, new, old))
 
     def delete_collection(
-        self, res: Resource, ns: str | None, options: Obj, query: dict[str, str]
+        self,
+        res: Resource,
+        ns: str | None,
+        options: Obj,
+        query: dict[str, str],
+        list_options: ListOptions | None = None,
     ) -> Obj:
-        listed = self.list(
-            res,
-            ns,
-            {k: v for k, v in query.items() if k in ("labelSelector", "fieldSelector")},
-        )
+        listed = self.list(res, ns, list_options)
         deleted = []
         for item in listed["items"]:
             meta = item["metadata"]

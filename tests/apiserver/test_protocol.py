@@ -52,14 +52,14 @@ def deployment(name: str, replicas: int = 1) -> dict[str, Any]:
 async def watch_lines(
     http: httpx.AsyncClient, path: str, count: int, **params: str
 ) -> list[dict[str, Any]]:
-    """The events of a watch that the server ends after 0.3 s; there must be ``count``.
+    """The events of a watch that the server ends after a second; there must be ``count``.
 
     (Reading to the end rather than breaking out keeps httpx's generators tidy on trio.)
     """
     out: list[dict[str, Any]] = []
     with anyio.fail_after(5):
         async with http.stream(
-            "GET", path, params={"watch": "1", "timeoutSeconds": "0.3", **params}
+            "GET", path, params={"watch": "1", "timeoutSeconds": "1", **params}
         ) as resp:
             assert resp.status_code == 200
             out = [json.loads(line) async for line in resp.aiter_lines() if line]
@@ -331,9 +331,12 @@ async def test_watch_with_selector_sees_objects_leave(http: httpx.AsyncClient) -
         json={"metadata": {"labels": {"app": "y"}}},
         headers={"content-type": "application/merge-patch+json"},
     )
+    moved = (await http.get(f"{CM}/a")).json()["metadata"]["resourceVersion"]
     [event] = await watch_lines(http, CM, 1, resourceVersion=rv, labelSelector="app=x")
     assert event["type"] == "DELETED"
-    assert event["object"]["metadata"]["labels"]["app"] == "y"
+    # as kube's watch cache: the state it was selected in, at the resourceVersion it left
+    assert event["object"]["metadata"]["labels"]["app"] == "x"
+    assert event["object"]["metadata"]["resourceVersion"] == moved
 
 
 async def test_send_initial_events_ends_with_bookmark(http: httpx.AsyncClient) -> None:
@@ -356,13 +359,17 @@ async def test_send_initial_events_ends_with_bookmark(http: httpx.AsyncClient) -
 async def test_watch_timeout_ends_stream_cleanly(http: httpx.AsyncClient) -> None:
     with anyio.fail_after(5):
         async with http.stream(
-            "GET", CM, params={"watch": "1", "resourceVersion": "0", "timeoutSeconds": "0.1"}
+            "GET", CM, params={"watch": "1", "resourceVersion": "0", "timeoutSeconds": "1"}
         ) as resp:
             lines = [line async for line in resp.aiter_lines() if line]
     assert all(json.loads(line)["type"] == "ADDED" for line in lines)
 
 
-async def test_periodic_bookmarks_follow_the_clock() -> None:
+@pytest.mark.parametrize("write", [False, True])
+async def test_bookmarks_follow_the_clock_and_precede_the_timeout(write: bool) -> None:
+    """As kube-apiserver's watch cache: a BOOKMARK every interval and one 2 s before
+    timeoutSeconds, each only once the server is past the resourceVersion the watch started
+    from (so none at all when nothing was written)."""
     clock = FakeClock()
     async with (
         ApiServer(clock=clock, bookmark_interval=30) as server,
@@ -383,16 +390,27 @@ async def test_periodic_bookmarks_follow_the_clock() -> None:
             done.set()
 
         done = anyio.Event()
-        with anyio.fail_after(5):
+        with anyio.fail_after(10):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(read)
                 await server.wait_for_watches()
                 await anyio.sleep(0.05)
+                moved = rv
+                if write:
+                    patched = await http.patch(
+                        f"{CM}/a",
+                        json={"data": {"k": "v2"}},
+                        headers={"content-type": "application/merge-patch+json"},
+                    )
+                    moved = patched.json()["metadata"]["resourceVersion"]
                 while not done.is_set():
-                    await clock.advance(15)
+                    await clock.advance(1)
                     await anyio.sleep(0.02)
-    assert [e["type"] for e in got] == ["BOOKMARK"]
-    assert got[0]["object"]["metadata"]["resourceVersion"] == rv
+    if not write:
+        assert got == []
+        return
+    assert [e["type"] for e in got] == ["MODIFIED", "BOOKMARK", "BOOKMARK"]  # at 30 s and 43 s
+    assert [e["object"]["metadata"]["resourceVersion"] for e in got[1:]] == [moved, moved]
 
 
 async def test_finalizers_and_propagation_policies(http: httpx.AsyncClient) -> None:
@@ -483,7 +501,7 @@ async def test_paths_the_server_does_not_serve_are_404(http: httpx.AsyncClient) 
         r = await http.get(path)
         assert (r.status_code, r.text) == (404, "404 page not found\n"), path
         assert r.headers["content-type"] == "text/plain; charset=utf-8"
-    watch = await http.get("/api/v1/watch/namespaces/default/configmaps?timeoutSeconds=0")
+    watch = await http.get("/api/v1/watch/namespaces/default/configmaps?timeoutSeconds=1")
     assert watch.status_code == 200
 
 
