@@ -24,7 +24,7 @@ from ._discovery import Discovery
 from ._faults import Faults
 from ._http import Receive, Scope, Send, authorized, decode_body, read_body, respond
 from ._list import cache_read
-from ._options import ListOptions, Params
+from ._options import ListOptions, Params, delete_options, validate_write_options
 from ._protobuf import UnsupportedProtobuf, decode_protobuf
 from ._rest import Rest
 from ._routing import ApiPath, PageNotFound, Target, allowed_methods, not_found, resolve
@@ -42,6 +42,12 @@ log = logging.getLogger(__name__)
 _encode = msgspec.json.encode
 _HEALTH = ("healthz", "readyz", "livez")
 _WITH_BODY = ("POST", "PUT", "PATCH", "DELETE")
+_PATCH_TYPES = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+)
 _TEXT = b"text/plain; charset=utf-8"
 
 
@@ -276,6 +282,7 @@ class App:
 
     async def _create(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
+        validate_write_options(request.params, "CreateOptions")
         payload = decode_body(request.body)
         created = self.rest.create(t.res, t.ns, payload, request.query, manager=request.manager)
         await respond(send, 201, _encode(created))
@@ -283,10 +290,8 @@ class App:
     async def _delete_collection(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
         list_options = ListOptions.parse(request.params)
-        options = decode_body(request.body) if request.body.strip() else {}
-        result = self.rest.delete_collection(
-            t.res, t.ns, options or {}, request.query, list_options
-        )
+        options = delete_options(_options_body(request.body), request.params)
+        result = self.rest.delete_collection(t.res, t.ns, options, request.query, list_options)
         await respond(send, 200, _encode(result))
 
     # -- verbs on an object ----------------------------------------------------------------
@@ -318,6 +323,7 @@ class App:
     async def _update(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
         ns, name = _object_key(t)
+        validate_write_options(request.params, "UpdateOptions")
         obj = self.rest.update(
             t.res,
             ns,
@@ -332,12 +338,17 @@ class App:
     async def _patch(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
         ns, name = _object_key(t)
+        ctype = request.headers.get("content-type", "")
+        patch_type = ctype.split(";")[0].strip()
+        if patch_type not in _PATCH_TYPES:
+            raise StatusError.unsupported_media(ctype)
+        validate_write_options(request.params, "PatchOptions", patch_type=patch_type)
         status, obj = self.rest.patch(
             t.res,
             ns,
             name,
             request.body,
-            request.headers.get("content-type", ""),
+            ctype,
             request.query,
             subresource=t.subresource,
             manager=request.manager,
@@ -347,8 +358,8 @@ class App:
     async def _delete(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
         ns, name = _object_key(t)
-        options = decode_body(request.body) if request.body.strip() else {}
-        result = self.rest.delete(t.res, ns, name, options or {}, request.query)
+        options = delete_options(_options_body(request.body), request.params)
+        result = self.rest.delete(t.res, ns, name, options, request.query)
         await respond(send, 200, _encode(result))
 
 
@@ -388,6 +399,11 @@ def _object_key(target: Target) -> tuple[str, str]:
 
 async def _method_not_allowed(request: _Request, send: Send, receive: Receive) -> None:
     raise StatusError.method_not_allowed()
+
+
+def _options_body(body: bytes) -> Any:
+    """A DELETE's DeleteOptions body, or None when it has none."""
+    return decode_body(body) if body.strip() else None
 
 
 def _name_selector(fields: str, name: str) -> str:

@@ -14,17 +14,20 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from kcm.selectors import FieldSelector, LabelSelector, SelectorParseError
 
-from ._field_errors import Cause, forbidden, not_supported
+from ._field_errors import Cause, forbidden, invalid, not_supported, too_long
 from ._status import StatusError
 
 __all__ = [
     "ListOptions",
     "Params",
+    "delete_options",
     "go_bool",
     "go_int",
+    "validate_write_options",
 ]
 
 Params = Mapping[str, list[str]]
@@ -32,6 +35,9 @@ Params = Mapping[str, list[str]]
 
 _INT = re.compile(r"[+-]?[0-9]+")
 _INT64_MAX = 2**63 - 1
+_FIELD_MANAGER_MAX = 128
+_PROPAGATION = ["Foreground", "Background", "Orphan", "nil"]
+_FIELD_VALIDATION = ["", "Ignore", "Strict", "Warn"]
 _META = "meta.k8s.io"
 
 
@@ -195,3 +201,113 @@ def _check_selectors(labels: str, fields: str) -> None:
         FieldSelector.parse(fields)
     except SelectorParseError as exc:
         raise StatusError.bad_request(exc.detail) from exc
+
+
+def delete_options(body: Any, params: Params) -> dict[str, Any]:
+    """The DeleteOptions of a DELETE: the body's when there is one, else the query's (kube
+    reads one or the other, never both), validated.
+
+    Raises:
+        StatusError: 400 for a query value that does not convert, 422 for options that are
+            not allowed (an unknown ``propagationPolicy``; ``orphanDependents`` with one).
+    """
+    if body is not None:
+        options = dict(body) if isinstance(body, Mapping) else {}
+    else:
+        options = {}
+        grace = _first(params, "gracePeriodSeconds")
+        if grace is not None:
+            options["gracePeriodSeconds"] = go_int(grace)
+        if "orphanDependents" in params:
+            options["orphanDependents"] = go_bool(params["orphanDependents"])
+        policy = _first(params, "propagationPolicy")
+        if policy is not None:
+            options["propagationPolicy"] = policy
+        if "dryRun" in params:
+            options["dryRun"] = list(params["dryRun"])
+    causes: list[Cause] = []
+    policy = options.get("propagationPolicy")
+    if options.get("orphanDependents") is not None and policy is not None:
+        causes.append(
+            invalid(
+                "propagationPolicy",
+                policy,
+                "orphanDependents and deletionPropagation cannot be both set",
+            )
+        )
+    if policy is not None and policy not in _PROPAGATION[:3]:
+        causes.append(not_supported("propagationPolicy", policy, _PROPAGATION))
+    causes += _dry_run_errors(options.get("dryRun"))
+    if causes:
+        raise _invalid_options("DeleteOptions", causes)
+    return options
+
+
+def validate_write_options(params: Params, kind: str, *, patch_type: str = "") -> None:
+    """``ValidateCreateOptions``/``ValidateUpdateOptions``/``ValidatePatchOptions`` (``kind``:
+    ``CreateOptions``, ``UpdateOptions`` or ``PatchOptions``; ``patch_type`` the patch's
+    content type).
+
+    Raises:
+        StatusError: 422 for a fieldManager too long or not printable, a dryRun other than
+            All, an unknown fieldValidation, ``force`` on a patch that is not an apply, or an
+            apply without a fieldManager.
+    """
+    manager = _first(params, "fieldManager") or ""
+    causes: list[Cause] = []
+    if kind == "PatchOptions":
+        if patch_type != "application/apply-patch+yaml":
+            if "force" in params:
+                causes.append(forbidden("force", "may not be specified for non-apply patch"))
+        elif not manager:
+            causes.append(
+                {
+                    "reason": "FieldValueRequired",
+                    "message": "Required value: is required for apply patch",
+                    "field": "fieldManager",
+                }
+            )
+    if len(manager.encode()) > _FIELD_MANAGER_MAX:
+        causes.append(too_long("fieldManager", _FIELD_MANAGER_MAX))
+    causes += [
+        {
+            "reason": "FieldValueInvalid",
+            "message": f"Invalid value: {_quote(manager)}: invalid character {_go_rune(ch)} "
+            f"(at position {i})",
+            "field": "fieldManager",
+        }
+        for i, ch in _char_positions(manager)
+        if not ch.isprintable()
+    ]
+    causes += _dry_run_errors(params.get("dryRun"))
+    validation = _first(params, "fieldValidation") or ""
+    if validation not in _FIELD_VALIDATION:
+        causes.append(not_supported("fieldValidation", validation, _FIELD_VALIDATION))
+    if causes:
+        raise _invalid_options(kind, causes)
+
+
+def _dry_run_errors(dry_run: Any) -> list[Cause]:
+    """``ValidateDryRun``: every value must be ``All``."""
+    if dry_run is None:
+        return []
+    values = dry_run if isinstance(dry_run, list) else [dry_run]
+    if all(v == "All" for v in values):
+        return []
+    return [not_supported("dryRun", [str(v) for v in values], ["All"])]
+
+
+def _char_positions(text: str) -> list[tuple[int, str]]:
+    """Each character with its byte offset (Go ranges over a string by bytes)."""
+    out = []
+    offset = 0
+    for ch in text:
+        out.append((offset, ch))
+        offset += len(ch.encode())
+    return out
+
+
+def _go_rune(ch: str) -> str:
+    """Go's ``%#U``: ``U+0007`` (and ``'x'`` after it for a printable rune)."""
+    code = f"U+{ord(ch):04X}"
+    return f"{code} '{ch}'" if ch.isprintable() else code

@@ -345,19 +345,27 @@ class Rest:
     # -- delete ----------------------------------------------------------------------------
 
     def delete(self, res: Resource, ns: str, name: str, options: Obj, query: dict[str, str]) -> Obj:
+        """DELETE with ``options`` (a DeleteOptions dict, already validated: the body's or the
+        query's). ``dryRun`` answers what a deletion would, and changes nothing."""
         strategy = strategy_for(res)
         old = self.existing(res, ns, name)
         _check_preconditions(res, name, old, options)
         new = deep_copy(old)
-        _add_propagation_finalizer(new, options, query)
+        _add_propagation_finalizer(new, options)
         strategy.prepare_for_delete(old, new, options, query, self.ctx)
         keep = bool(new["metadata"].get("finalizers")) or strategy.deletion_held(new)
-        if query.get("dryRun"):
-            return strategy.present(new)
+        dry_run = bool(options.get("dryRun"))
         if keep:
-            return self._start_deletion(res, strategy, new, old)
-        final = self.store.delete(res.storage_key, new, old)
-        strategy.after_delete(final, self.ctx)
+            return self._start_deletion(res, strategy, new, old, dry_run=dry_run)
+        final = new
+        if not dry_run:
+            if new["metadata"].get("deletionTimestamp") and not old["metadata"].get(
+                "deletionTimestamp"
+            ):  # a graceful deletion with no grace left: the update, then the delete
+                old = new = self.commit(res, new, old)
+                new = deep_copy(new)
+            final = self.store.delete(res.storage_key, new, old)
+            strategy.after_delete(final, self.ctx)
         if strategy.return_deleted_object:
             return strategy.present(final)
         details: dict[str, Any] = {"name": name}
@@ -367,7 +375,9 @@ class Rest:
         details["uid"] = old["metadata"].get("uid")
         return status_success(details)
 
-    def _start_deletion(self, res: Resource, strategy: Strategy, new: Obj, old: Obj) -> Obj:
+    def _start_deletion(
+        self, res: Resource, strategy: Strategy, new: Obj, old: Obj, *, dry_run: bool = False
+    ) -> Obj:
         """A delete that keeps the object (finalizers, a grace period): mark it deleting."""
         meta = new["metadata"]
         if not meta.get("deletionTimestamp"):
@@ -375,6 +385,8 @@ class Rest:
             meta.setdefault("deletionGracePeriodSeconds", 0)
         if new == old:
             return strategy.present(old)
+        if dry_run:
+            return strategy.present(new)
         return strategy.present(self.commit(res, new, old))
 
     def delete_collection(
@@ -524,31 +536,33 @@ def _apply_body(raw: bytes) -> Obj:
 
 
 def _check_preconditions(res: Resource, name: str, old: Obj, options: Obj) -> None:
-    """DeleteOptions' preconditions: uid and resourceVersion must match (409)."""
+    """DeleteOptions' preconditions: uid and resourceVersion must match (409). As
+    ``rest.BeforeDelete`` checks them, the conflict names the kind (``ConfigMap "a"``)."""
     meta = old["metadata"]
     pre = options.get("preconditions") or {}
-    if pre.get("uid") and pre["uid"] != meta.get("uid"):
+    if pre.get("uid") is not None and pre["uid"] != meta.get("uid"):
         raise StatusError.conflict(
             res.group,
-            res.plural,
+            res.kind,
             name,
-            f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
-            f"{meta.get('uid')}",
+            f"the UID in the precondition ({pre['uid']}) does not match the UID in record "
+            f"({meta.get('uid')}). The object might have been deleted and then recreated",
         )
-    if pre.get("resourceVersion") and pre["resourceVersion"] != meta.get("resourceVersion"):
+    rv = pre.get("resourceVersion")
+    if rv is not None and rv != meta.get("resourceVersion"):
         raise StatusError.conflict(
             res.group,
-            res.plural,
+            res.kind,
             name,
-            "Precondition failed: ResourceVersion in precondition: "
-            f"{pre['resourceVersion']}, ResourceVersion in object meta: "
-            f"{meta.get('resourceVersion')}",
+            f"the ResourceVersion in the precondition ({rv}) does not match the "
+            f"ResourceVersion in record ({meta.get('resourceVersion')}). The object might "
+            "have been modified",
         )
 
 
-def _add_propagation_finalizer(new: Obj, options: Obj, query: dict[str, str]) -> None:
+def _add_propagation_finalizer(new: Obj, options: Obj) -> None:
     """Foreground and Orphan deletion are finalizers (the garbage collector removes them)."""
-    policy = options.get("propagationPolicy") or query.get("propagationPolicy", "")
+    policy = options.get("propagationPolicy") or ""
     if not policy and options.get("orphanDependents") is not None:
         policy = "Orphan" if options["orphanDependents"] else "Background"
     meta = new["metadata"]

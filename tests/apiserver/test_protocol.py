@@ -227,7 +227,8 @@ async def test_server_side_apply_conflicts_and_force(http: httpx.AsyncClient) ->
     assert r.status_code == 200
     assert r.json()["spec"]["replicas"] == 3
     r = await http.patch(f"{DEPLOY}/d", content=body, headers=apply)
-    assert r.status_code == 400  # fieldManager is required
+    assert r.status_code == 422  # PatchOptions: fieldManager is required for apply
+    assert r.json()["details"]["causes"][0]["field"] == "fieldManager"
 
 
 async def test_scale_subresource(http: httpx.AsyncClient) -> None:
@@ -727,9 +728,16 @@ async def test_pod_binding_and_graceful_deletion(http: httpx.AsyncClient) -> Non
     assert (await http.get(f"{POD}/p")).status_code == 200
     r = await http.request("DELETE", f"{POD}/p", json={"gracePeriodSeconds": 0})
     assert (await http.get(f"{POD}/p")).status_code == 404
-    await http.post(POD, json=pod("q"))  # unscheduled pods go at once
-    await http.delete(f"{POD}/q")
+    rv = (await http.post(POD, json=pod("q"))).json()["metadata"]["resourceVersion"]
+    gone = (await http.delete(f"{POD}/q")).json()  # unscheduled pods go at once...
     assert (await http.get(f"{POD}/q")).status_code == 404
+    # ...but gracefully all the same (CheckGracefulDelete): a grace period of 0, written before
+    # the pod is removed, so watchers see the MODIFIED and then the DELETED
+    assert gone["metadata"]["deletionGracePeriodSeconds"] == 0
+    assert gone["metadata"]["deletionTimestamp"]
+    events = await watch_lines(http, POD, 2, resourceVersion=rv, fieldSelector="metadata.name=q")
+    assert [e["type"] for e in events] == ["MODIFIED", "DELETED"]
+    assert events[0]["object"]["metadata"]["deletionGracePeriodSeconds"] == 0
 
 
 async def test_partition_holds_open_watch_events(

@@ -16,8 +16,10 @@ from kcm.apiserver._discovery import storage_version_hash
 from kcm.apiserver._list import cache_read, list_source
 from kcm.apiserver._options import (
     ListOptions,
+    delete_options,
     go_bool,
     go_int,
+    validate_write_options,
 )
 from kcm.apiserver._registry import Registry
 from kcm.apiserver._routing import Target, allowed_methods
@@ -169,6 +171,62 @@ def test_resource_version_match_rules() -> None:
         "Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set "
         "to NotOlderThan"
     ]
+
+
+def test_delete_options_come_from_the_body_or_the_query() -> None:
+    assert delete_options(None, {"gracePeriodSeconds": ["0"], "dryRun": ["All"]}) == {
+        "gracePeriodSeconds": 0,
+        "dryRun": ["All"],
+    }
+    assert delete_options(None, {"orphanDependents": ["false"]}) == {"orphanDependents": False}
+    # a body wins whole: the query is not read at all
+    body = {"kind": "DeleteOptions", "propagationPolicy": "Orphan"}
+    assert delete_options(body, {"propagationPolicy": ["Sideways"]}) == body
+    assert status_of(delete_options, None, {"gracePeriodSeconds": ["soon"]})["code"] == 400
+
+
+def test_delete_options_validation() -> None:
+    status = status_of(delete_options, {"propagationPolicy": "Sideways"}, {})
+    assert status["message"] == (
+        'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: '
+        '"Sideways": supported values: "Foreground", "Background", "Orphan", "nil"'
+    )
+    both = {"orphanDependents": True, "propagationPolicy": "Background"}
+    assert _causes(status_of(delete_options, both, {})) == [
+        'Invalid value: "Background": orphanDependents and deletionPropagation cannot be both set'
+    ]
+    assert _causes(status_of(delete_options, None, {"dryRun": ["All", "Some"]})) == [
+        'Unsupported value: []string{"All", "Some"}: supported values: "All"'
+    ]
+
+
+def test_write_options_validation() -> None:
+    validate_write_options({"dryRun": ["All"], "fieldValidation": ["Strict"]}, "CreateOptions")
+    status = status_of(validate_write_options, {"fieldManager": ["m" * 129]}, "UpdateOptions")
+    assert status["message"] == (
+        'UpdateOptions.meta.k8s.io "" is invalid: fieldManager: Too long: must have at most '
+        "128 bytes"
+    )
+    assert _causes(status_of(validate_write_options, {"fieldManager": ["a\x07"]}, "CreateOptions"))[
+        0
+    ] == ('Invalid value: "a\\a": invalid character U+0007 (at position 1)')
+    assert _causes(
+        status_of(validate_write_options, {"fieldValidation": ["Bogus"]}, "CreateOptions")
+    ) == ['Unsupported value: "Bogus": supported values: "", "Ignore", "Strict", "Warn"']
+    merge = "application/merge-patch+json"
+    apply = "application/apply-patch+yaml"
+    status = status_of(
+        validate_write_options, {"force": ["false"]}, "PatchOptions", patch_type=merge
+    )
+    assert _causes(status) == ["Forbidden: may not be specified for non-apply patch"]
+    status = status_of(validate_write_options, {}, "PatchOptions", patch_type=apply)
+    assert status["message"] == (
+        'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for '
+        "apply patch"
+    )
+    validate_write_options(
+        {"force": ["1"], "fieldManager": ["m"]}, "PatchOptions", patch_type=apply
+    )
 
 
 def test_continue_tokens_round_trip_in_kubes_format() -> None:

@@ -14,8 +14,6 @@ from .podspec import default_pod_spec, validate_pod_spec
 
 __all__ = ["PodStrategy"]
 
-_DEFAULT_GRACE_PERIOD = 30
-
 
 class PodStrategy(Strategy):
     """kube-apiserver's ``pkg/registry/core/pod``: a pod bound to a node is deleted gracefully
@@ -38,23 +36,26 @@ class PodStrategy(Strategy):
     def prepare_for_delete(
         self, old: Obj, new: Obj, options: Obj, query: dict[str, str], ctx: Context
     ) -> None:
+        """Every pod deletion is graceful (``CheckGracefulDelete``): ``deletionTimestamp`` =
+        now + the grace period, which is 0 (deleted at once, but the answer still carries both
+        fields) for a pod on no node or one that has finished; a second delete may only
+        shorten it."""
         grace: Any = options.get("gracePeriodSeconds", query.get("gracePeriodSeconds"))
         meta = new["metadata"]
         if old["metadata"].get("deletionTimestamp"):
-            # a second delete may only cut the grace period to zero (the kubelet's final delete)
             if grace is not None and int(grace) == 0:
-                meta.pop("deletionGracePeriodSeconds", None)
+                meta["deletionGracePeriodSeconds"] = 0
             return
+        spec = old.get("spec") or {}
         if grace is None:
-            grace = (old.get("spec") or {}).get(
-                "terminationGracePeriodSeconds", _DEFAULT_GRACE_PERIOD
-            )
+            grace = spec.get("terminationGracePeriodSeconds") or 0
         grace = int(grace)
         phase = (old.get("status") or {}).get("phase")
-        on_node = (old.get("spec") or {}).get("nodeName")
-        if grace > 0 and on_node and phase not in ("Succeeded", "Failed"):
-            meta["deletionGracePeriodSeconds"] = grace
-            meta["deletionTimestamp"] = ctx.time_in(grace)
+        if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
+            grace = 0
+        grace = max(grace, 1) if grace < 0 else grace
+        meta["deletionGracePeriodSeconds"] = grace
+        meta["deletionTimestamp"] = ctx.time_in(grace)
 
     def deletion_held(self, obj: Obj) -> bool:
         """A pod whose grace period runs stays until the kubelet deletes it."""
