@@ -284,8 +284,22 @@ class App:
         t = request.target
         validate_write_options(request.params, "CreateOptions")
         payload = decode_body(request.body)
+        if (t.res.group, t.res.plural) == ("", "bindings"):
+            result = self._bind(t, payload)
+            await respond(send, 201, _encode(result))
+            return
         created = self.rest.create(t.res, t.ns, payload, request.query, manager=request.manager)
         await respond(send, 201, _encode(created))
+
+    def _bind(self, target: Target, payload: Any) -> dict[str, Any]:
+        """POST to the legacy ``bindings`` collection: binds the pod the Binding names, as
+        ``pods/NAME/binding`` does."""
+        pods = self.registry.lookup("", "v1", "pods")
+        assert pods is not None
+        assert target.ns is not None
+        meta = payload.get("metadata") if isinstance(payload, dict) else None
+        name = str((meta or {}).get("name") or "")
+        return _created_status(self.rest.post(pods, target.ns, name, "binding", payload))
 
     async def _delete_collection(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
@@ -312,13 +326,14 @@ class App:
         await respond(send, 200, _encode(obj))
 
     async def _post(self, request: _Request, send: Send, receive: Receive) -> None:
-        """POST on a subresource that acts (``pods/binding``, ``pods/eviction``)."""
+        """POST on a subresource that acts (``pods/binding``, ``pods/eviction``,
+        ``serviceaccounts/token``): 201, a Status without a code gets 201."""
         t = request.target
+        validate_write_options(request.params, "CreateOptions")
         payload = decode_body(request.body)
         ns, name = _object_key(t)
-        if not t.subresource:
-            raise StatusError.method_not_allowed()
-        await respond(send, 201, _encode(self.rest.post(t.res, ns, name, t.subresource, payload)))
+        result = self.rest.post(t.res, ns, name, t.subresource, payload, manager=request.manager)
+        await respond(send, 201, _encode(_created_status(result)))
 
     async def _update(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
@@ -404,6 +419,13 @@ async def _method_not_allowed(request: _Request, send: Send, receive: Receive) -
 def _options_body(body: bytes) -> Any:
     """A DELETE's DeleteOptions body, or None when it has none."""
     return decode_body(body) if body.strip() else None
+
+
+def _created_status(result: dict[str, Any]) -> dict[str, Any]:
+    """A Status a create answers gets the create's code (kube's create handler sets it)."""
+    if result.get("kind") == "Status" and not result.get("code"):
+        return {**result, "code": 201}
+    return result
 
 
 def _name_selector(fields: str, name: str) -> str:

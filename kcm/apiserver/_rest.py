@@ -30,6 +30,7 @@ from ._status import StatusError, status_success
 from ._store import Obj, Store, deep_copy
 from ._strategic import apply_strategic_merge_patch
 from ._strategy import Context, Strategy, Subresource, UpdateRules, strategy_for
+from ._tokens import TokenIssuer
 
 __all__ = ["Rest"]
 
@@ -53,11 +54,13 @@ _CLIENT_UNSET_ON_CREATE = ("deletionTimestamp", "deletionGracePeriodSeconds", "s
 class Rest:
     """The verbs. ``clock`` stamps creationTimestamp, deletionTimestamp and managedFields."""
 
-    def __init__(self, store: Store, registry: Registry, clock: Clock) -> None:
+    def __init__(
+        self, store: Store, registry: Registry, clock: Clock, tokens: TokenIssuer | None = None
+    ) -> None:
         self.store = store
         self.registry = registry
         self.clock = clock
-        self.ctx = Context(clock, store, registry)
+        self.ctx = Context(clock, store, registry, tokens or TokenIssuer(clock))
 
     def now(self) -> str:
         return self.ctx.now()
@@ -69,6 +72,15 @@ class Rest:
         obj = self.store.get(res.storage_key, ns, name)
         if obj is None:
             raise StatusError.not_found(res.group, res.plural, name)
+        return obj
+
+    def _existing_under(
+        self, res: Resource, sub: Subresource, ns: str, name: str, *, write: bool
+    ) -> Obj:
+        """The stored object a subresource request reads or writes; the subresource's 404."""
+        obj = self.store.get(res.storage_key, ns, name)
+        if obj is None:
+            raise sub.missing(name, write=write)
         return obj
 
     def present(self, res: Resource, obj: Obj) -> Obj:
@@ -124,10 +136,10 @@ class Rest:
     def get(self, res: Resource, ns: str, name: str, subresource: str = "") -> Obj:
         """The object, or what its ``subresource`` shows of it (``/scale``: a Scale)."""
         strategy = strategy_for(res)
-        obj = self.existing(res, ns, name)
         if subresource:
-            return strategy.subresource(subresource).read(obj)
-        return strategy.present(obj)
+            sub = strategy.subresource(subresource)
+            return sub.read(self._existing_under(res, sub, ns, name, write=False))
+        return strategy.present(self.existing(res, ns, name))
 
     def list(self, res: Resource, ns: str | None, options: ListOptions | None = None) -> Obj:
         options = options or ListOptions()
@@ -259,7 +271,7 @@ class Rest:
         manager: str,
     ) -> Obj:
         """PUT of a view (a Scale): the whole object changes as the main resource would."""
-        old = self.existing(res, ns, name)
+        old = self._existing_under(res, sub, ns, name, write=True)
         new = sub.write(old, body, name)
         saved = self.update(res, ns, name, new, query, manager=manager, old=old, subresource="")
         return sub.read(saved)
@@ -288,7 +300,7 @@ class Rest:
         strategy = strategy_for(res)
         view = strategy.subresource(subresource) if subresource else None
         if view is not None and view.view:
-            base = view.read(self.existing(res, ns, name))
+            base = view.read(self._existing_under(res, view, ns, name, write=True))
         else:
             base = self.existing(res, ns, name)
         patched = _patched(strategy, ctype, deep_copy(base), patch)
@@ -417,8 +429,21 @@ class Rest:
 
     # -- subresources that act -------------------------------------------------------------
 
-    def post(self, res: Resource, ns: str, name: str, subresource: str, body: Any) -> Obj:
-        """POST on an object's subresource (``pods/binding``, ``pods/eviction``); 405 elsewhere."""
+    def post(
+        self, res: Resource, ns: str, name: str, subresource: str, body: Any, *, manager: str = ""
+    ) -> Obj:
+        """POST on an object's subresource (``pods/binding``, ``pods/eviction``,
+        ``serviceaccounts/token``); 405 elsewhere. The posted object records its manager in
+        managedFields, as every create does."""
+        if manager and isinstance(body, dict):
+            body = track_update(
+                None,
+                body,
+                manager=manager,
+                now=self.now(),
+                kind=body.get("kind"),
+                subresource=subresource,
+            )
         return strategy_for(res).subresource(subresource).post(self, ns, name, body)
 
 

@@ -9,7 +9,7 @@ from ..._status import StatusError, status_success
 from ..._store import Obj, deep_copy
 from .._base import Strategy
 from .._context import Context, Verbs
-from .._subresource import Subresource
+from .._subresource import StatusSubresource, Subresource
 from .podspec import default_pod_spec, validate_pod_spec
 
 __all__ = ["PodStrategy"]
@@ -62,6 +62,8 @@ class PodStrategy(Strategy):
         return bool(obj["metadata"].get("deletionGracePeriodSeconds"))
 
     def subresource(self, name: str) -> Subresource:
+        if name == "status":
+            return _Status(self)
         if name == "binding":
             return _Binding(self)
         if name == "eviction":
@@ -69,16 +71,47 @@ class PodStrategy(Strategy):
         return super().subresource(name)
 
 
+class _Status(StatusSubresource):
+    """``pods/status`` (``podStatusStrategy``): the spec stays, metadata changes apply (labels,
+    annotations), except ownerReferences, which old kubelets used to corrupt."""
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> Obj:
+        merged = deep_copy(new)
+        if "spec" in old:
+            merged["spec"] = deep_copy(old["spec"])
+        else:
+            merged.pop("spec", None)
+        meta = merged.setdefault("metadata", {})
+        owners = old["metadata"].get("ownerReferences")
+        if owners is not None:
+            meta["ownerReferences"] = owners
+        else:
+            meta.pop("ownerReferences", None)
+        return merged
+
+
 class _Binding(Subresource):
-    """``pods/binding``: the scheduler's POST sets ``spec.nodeName`` and PodScheduled, once."""
+    """``pods/binding``: the scheduler's POST sets ``spec.nodeName``, the Binding's annotations
+    and PodScheduled, once (``BindingREST``)."""
 
     def post(self, verbs: Verbs, ns: str, name: str, body: Any) -> Obj:
         res = self.strategy.resource
-        old = verbs.existing(res, ns, name)
-        target = (body or {}).get("target") or {}
+        binding = body if isinstance(body, dict) else {}
+        meta = binding.get("metadata") or {}
+        if meta.get("name", "") != name:
+            raise StatusError.bad_request("name in URL does not match name in Binding object")
+        target = binding.get("target") or {}
         node = target.get("name")
+        if target.get("kind") not in (None, "", "Node"):
+            raise StatusError.internal(
+                f'target.kind: Unsupported value: "{target["kind"]}": supported values: "Node"'
+            )
         if not node:
-            raise StatusError.bad_request("a Binding must name a target node")
+            raise StatusError.internal("target.name: Required value")
+        old = verbs.existing(res, ns, name)
+        if old["metadata"].get("deletionTimestamp"):
+            why = f"pod {name} is being deleted, cannot be assigned to a host"
+            raise StatusError.conflict("", "pods/binding", name, why)
         if (old.get("spec") or {}).get("nodeName"):
             raise StatusError.conflict(
                 "",
@@ -88,13 +121,23 @@ class _Binding(Subresource):
             )
         new = deep_copy(old)
         new.setdefault("spec", {})["nodeName"] = node
+        if meta.get("annotations"):
+            new["metadata"]["annotations"] = {
+                **(new["metadata"].get("annotations") or {}),
+                **meta["annotations"],
+            }
         conditions = [
             c
             for c in (new.setdefault("status", {}).get("conditions") or [])
             if c.get("type") != "PodScheduled"
         ]
         conditions.append(
-            {"type": "PodScheduled", "status": "True", "lastTransitionTime": verbs.now()}
+            {
+                "type": "PodScheduled",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": verbs.now(),
+            }
         )
         new["status"]["conditions"] = conditions
         verbs.commit(res, new, old)
