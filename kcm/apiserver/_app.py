@@ -57,6 +57,12 @@ class _Request:
         return self.headers.get("accept", "")
 
     @property
+    def upgrade(self) -> bool:
+        """Whether the client asked to switch to a stream (websocket or SPDY)."""
+        tokens = {t.strip().lower() for t in self.headers.get("connection", "").split(",")}
+        return "upgrade" in tokens and bool(self.headers.get("upgrade"))
+
+    @property
     def manager(self) -> str:
         """The field manager: ``?fieldManager=``, else the user agent's product, else unknown."""
         return self.query.get("fieldManager") or self.user_agent.split("/")[0] or "unknown"
@@ -97,6 +103,8 @@ class App:
     async def __call__(self, scope: Scope, receive: Receive, raw_send: Send) -> None:
         if scope["type"] == "lifespan":
             await _lifespan(receive, raw_send)
+        if scope["type"] == "websocket":
+            await self._websocket(scope, raw_send)
         if scope["type"] != "http":
             return
         self.requests += 1
@@ -122,6 +130,22 @@ class App:
             if not started:
                 err = StatusError(500, "InternalError", f"Internal error occurred: {exc}")
                 await respond(send, 500, _encode(err.to_status()))
+
+    async def _websocket(self, scope: Scope, send: Send) -> None:
+        """A websocket upgrade (``kubectl exec``'s first try) is served as the GET it is; kcm
+        streams nothing, so the answer is always a plain HTTP response refusing the upgrade
+        (ASGI's ``websocket.http.response``)."""
+        if "websocket.http.response" not in scope.get("extensions", {}):
+            await send({"type": "websocket.close"})
+            return
+
+        async def receive() -> MutableMapping[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def as_websocket(message: MutableMapping[str, Any]) -> None:
+            await send({**message, "type": "websocket." + message["type"]})
+
+        await self({**scope, "type": "http", "method": "GET"}, receive, as_websocket)
 
     def _admit(self, headers: dict[str, str]) -> None:
         """401 without the token; an injected failure when one is due."""
@@ -260,6 +284,9 @@ class App:
 
     async def _get(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
+        if _streams(t):
+            await self._connect(request, send)
+            return
         ns, name = _object_key(t)
         obj = self.rest.get(t.res, ns, name, t.subresource)
         is_view = bool(t.subresource) and strategy_for(t.res).subresource(t.subresource).view
@@ -275,11 +302,28 @@ class App:
     async def _post(self, request: _Request, send: Send, receive: Receive) -> None:
         """POST on a subresource that acts (``pods/binding``, ``pods/eviction``)."""
         t = request.target
+        if _streams(t):
+            await self._connect(request, send)
+            return
         payload = decode_body(request.body)
         ns, name = _object_key(t)
         if not t.subresource:
             raise StatusError.method_not_allowed()
         await respond(send, 201, _encode(self.rest.post(t.res, ns, name, t.subresource, payload)))
+
+    async def _connect(self, request: _Request, send: Send) -> None:
+        """GET or POST on a streaming subresource (``pods/log``, ``exec``, ...): no object
+        comes back, only the stream's bytes (none for a 204)."""
+        t = request.target
+        ns, name = _object_key(t)
+        reply = self.rest.connect(
+            t.res, ns, name, t.subresource, request.query, upgrade=request.upgrade
+        )
+        if reply.code == 204:
+            await send({"type": "http.response.start", "status": 204, "headers": []})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        await respond(send, reply.code, reply.body, content_type=reply.content_type.encode())
 
     async def _update(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
@@ -343,6 +387,14 @@ async def _request_body(method: str, receive: Receive, headers: dict[str, str]) 
         except UnsupportedProtobuf as exc:
             raise StatusError.unsupported_media(f"{ctype}: {exc}") from exc
     return body
+
+
+def _streams(target: Target) -> bool:
+    """Whether the target is a streaming subresource (kube's Connecter: ``pods/exec``, ...)."""
+    return (
+        bool(target.subresource)
+        and strategy_for(target.res).subresource(target.subresource).connects
+    )
 
 
 def _object_key(target: Target) -> tuple[str, str]:

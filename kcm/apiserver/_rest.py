@@ -28,7 +28,7 @@ from ._select import build_matcher
 from ._status import StatusError, status_success
 from ._store import Obj, Store, deep_copy
 from ._strategic import apply_strategic_merge_patch
-from ._strategy import Context, Strategy, Subresource, UpdateRules, strategy_for
+from ._strategy import Context, Strategy, StreamReply, Subresource, UpdateRules, strategy_for
 
 __all__ = ["Rest"]
 
@@ -399,11 +399,25 @@ class Rest:
             "items": deleted,
         }
 
-    # -- subresources that act -------------------------------------------------------------
+    # -- subresources that act or stream ---------------------------------------------------
 
     def post(self, res: Resource, ns: str, name: str, subresource: str, body: Any) -> Obj:
         """POST on an object's subresource (``pods/binding``, ``pods/eviction``); 405 elsewhere."""
         return strategy_for(res).subresource(subresource).post(self, ns, name, body)
+
+    def connect(
+        self,
+        res: Resource,
+        ns: str,
+        name: str,
+        subresource: str,
+        query: dict[str, str],
+        *,
+        upgrade: bool,
+    ) -> StreamReply:
+        """GET or POST on a streaming subresource (``pods/log``, ``pods/exec``, ...)."""
+        sub = strategy_for(res).subresource(subresource)
+        return sub.connect(self, ns, name, query, upgrade=upgrade)
 
 
 def _place(res: Resource, ns: str | None, meta: Obj) -> None:

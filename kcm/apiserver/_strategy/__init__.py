@@ -22,7 +22,8 @@ order the verbs call them:
   ``selectable_fields()`` (field selectors beyond the kind's field labels).
 - **subresources**: ``subresource(name)`` returns a :class:`Subresource`: ``status`` and
   ``scale`` (with ``scale_paths()``) for every kind, ``namespaces/finalize``,
-  ``pods/binding`` and ``pods/eviction``; see :mod:`._subresource`.
+  ``pods/binding`` and ``pods/eviction``, and the streaming ``pods/log``, ``exec``, ``attach``
+  and ``portforward`` (``connect``); see :mod:`._subresource`.
 
 Whatever a hook needs of the server (the clock, the store, the registry, the service address
 allocators) comes in a :class:`Context`; strategies themselves keep no state.
@@ -39,11 +40,13 @@ from ._base import UpdateRules as UpdateRules
 from ._context import Context as Context
 from ._context import Verbs as Verbs
 from ._lookup import strategy_for as strategy_for
+from ._subresource import StreamReply as StreamReply
 from ._subresource import Subresource as Subresource
 
 __all__ = [
     "Context",
     "Strategy",
+    "StreamReply",
     "Subresource",
     "UpdateRules",
     "Verbs",
