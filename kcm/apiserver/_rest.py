@@ -48,6 +48,9 @@ _SERVER_SET_ON_UPDATE = (
 
 _CLIENT_UNSET_ON_CREATE = ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
 
+_OMITTED_WHEN_EMPTY = ("labels", "annotations", "finalizers", "ownerReferences")
+"""ObjectMeta maps and lists Go does not write when empty (``omitempty``)."""
+
 
 class Rest:
     """The verbs. ``clock`` stamps creationTimestamp, deletionTimestamp and managedFields."""
@@ -161,6 +164,7 @@ class Rest:
         if self.store.get(res.storage_key, meta.get("namespace", ""), name) is not None:
             raise StatusError.already_exists(res.group, res.plural, name)
         _stamp_new(meta, self.now())
+        _omit_empty(meta)
         strategy.prepare_for_create(obj, self.ctx)
         obj = self._track(None, obj, manager, "Update")
         if query.get("dryRun"):
@@ -221,6 +225,7 @@ class Rest:
         _check_update_target(res, ns, name, new, old)
         new = rules.prepare_for_update(new, old)
         _carry_over_metadata(res, name, new, old)
+        _omit_empty(new["metadata"])
         new["metadata"]["generation"] = strategy.next_generation(new, old)
         if "managedFields" not in new["metadata"] and "managedFields" in old["metadata"]:
             new["metadata"]["managedFields"] = old["metadata"]["managedFields"]
@@ -442,6 +447,14 @@ def _stamp_new(meta: Obj, now: str) -> None:
     for field in _CLIENT_UNSET_ON_CREATE:
         meta.pop(field, None)
     meta.pop("resourceVersion", None)
+
+
+def _omit_empty(meta: Obj) -> None:
+    """Drop empty labels, annotations, finalizers and owner references, as the Go struct kube
+    stores does (removing the last annotation leaves no ``annotations``)."""
+    for key in _OMITTED_WHEN_EMPTY:
+        if key in meta and not meta[key]:
+            del meta[key]
 
 
 def _check_update_target(res: Resource, ns: str, name: str, new: Obj, old: Obj) -> None:
