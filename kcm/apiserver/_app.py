@@ -23,6 +23,7 @@ from ._discovery import Discovery
 from ._faults import Faults
 from ._http import Receive, Scope, Send, authorized, decode_body, read_body, respond
 from ._protobuf import UnsupportedProtobuf, decode_protobuf
+from ._requester import Requester
 from ._rest import Rest
 from ._routing import ApiPath, Target, not_found, resolve
 from ._select import build_matcher
@@ -271,7 +272,10 @@ class App:
         payload = decode_body(request.body)
         if t.res.namespaced and t.ns is None:
             raise StatusError.method_not_allowed()
-        created = self.rest.create(t.res, t.ns, payload, request.query, manager=request.manager)
+        who = Requester.from_headers(request.headers)
+        created = self.rest.create(
+            t.res, t.ns, payload, request.query, manager=request.manager, who=who
+        )
         await respond(send, 201, _encode(created))
 
     async def _delete_collection(self, request: _Request, send: Send, receive: Receive) -> None:

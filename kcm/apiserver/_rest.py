@@ -24,6 +24,7 @@ from ._list import ListPage, list_source, page
 from ._names import generate_name
 from ._patch import PatchError, apply_json_patch, apply_merge_patch
 from ._registry import Registry, Resource
+from ._requester import Requester
 from ._select import build_matcher
 from ._status import StatusError, status_success
 from ._store import Obj, Store, deep_copy
@@ -150,12 +151,24 @@ class Rest:
     # -- create ----------------------------------------------------------------------------
 
     def create(
-        self, res: Resource, ns: str | None, body: Any, query: dict[str, str], *, manager: str = ""
+        self,
+        res: Resource,
+        ns: str | None,
+        body: Any,
+        query: dict[str, str],
+        *,
+        manager: str = "",
+        who: Requester | None = None,
     ) -> Obj:
+        """Create an object; ``who`` is whom an access review answers for (the
+        administrator when not given)."""
         strategy = strategy_for(res)
         obj = self._check_type(res, body)
         meta = obj["metadata"]
         _place(res, ns, meta)
+        if strategy.answers_create:
+            answered = strategy.answer(obj, who or Requester.admin(), self.ctx)
+            return self._track(None, answered, manager, "Update")
         if not meta.get("name"):
             meta["name"] = self._name_from_generate_name(res, meta)
         name = meta["name"]
