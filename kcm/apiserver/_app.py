@@ -22,6 +22,7 @@ from kcm.clock import Clock
 from ._discovery import Discovery
 from ._faults import Faults
 from ._http import Receive, Scope, Send, authorized, decode_body, read_body, respond
+from ._openapi import OpenApi
 from ._protobuf import UnsupportedProtobuf, decode_protobuf
 from ._requester import Requester
 from ._rest import Rest
@@ -94,6 +95,7 @@ class App:
         self.token = token
         self.bookmark_interval = bookmark_interval
         self.requests = 0
+        self.openapi = OpenApi()
 
     @property
     def registry(self) -> Any:
@@ -168,6 +170,9 @@ class App:
         }
         parts = [p for p in scope["path"].split("/") if p]
         accept = headers.get("accept", "")
+        if parts[:1] == ["openapi"]:
+            await self._serve_openapi(send, parts, headers)
+            return
         if not parts or parts[0] not in ("api", "apis"):
             await self._serve_non_resource(send, parts, accept)
             return
@@ -184,18 +189,25 @@ class App:
         await self._verb(request)(request, send, receive)
 
     async def _serve_non_resource(self, send: Send, parts: list[str], accept: str) -> None:
-        """``/``, the health checks, ``/version`` and ``/openapi``; 404 for anything else."""
+        """``/``, the health checks and ``/version``; 404 for anything else."""
         if not parts:
             await respond(send, 200, _encode({"paths": self.discovery.paths()}))
         elif parts[0] in _HEALTH:
             await respond(send, 200, b"ok", content_type=b"text/plain; charset=utf-8")
         elif parts[0] == "version":
             await respond(send, 200, _encode(self.discovery.version()))
-        elif parts[0] == "openapi":
-            status, body = self.discovery.openapi(parts, accept)
-            await respond(send, status, body)
         else:
             raise not_found()
+
+    async def _serve_openapi(self, send: Send, parts: list[str], headers: dict[str, str]) -> None:
+        """``/openapi/v2`` (JSON or protobuf, as ``Accept`` asks); 404 for the rest."""
+        reply = self.openapi.serve(parts, headers)
+        raw_headers = [(k.lower().encode(), v.encode()) for k, v in reply.headers.items()]
+        if reply.content_type:
+            raw_headers.append((b"content-type", reply.content_type.encode()))
+        raw_headers.append((b"content-length", str(len(reply.body)).encode()))
+        await send({"type": "http.response.start", "status": reply.code, "headers": raw_headers})
+        await send({"type": "http.response.body", "body": reply.body, "more_body": False})
 
     async def _serve_discovery(self, send: Send, path: ApiPath, accept: str) -> None:
         """``/api``, ``/apis``, ``/apis/<group>`` and a group version's resource list."""
