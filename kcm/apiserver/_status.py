@@ -36,9 +36,10 @@ class StatusError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
         }
-        if self.details:
+        if self.reason:  # Go's StatusReasonUnknown ("") is omitted
+            status["reason"] = self.reason
+        if self.details is not None:  # a generic 404/405 carries an empty ``details: {}``
             status["details"] = self.details
         status["code"] = self.code
         return status

@@ -112,6 +112,7 @@ async def test_a_node_without_addresses_is_a_500(http: httpx.AsyncClient) -> Non
     ):
         code, _, message = await failure(response)
         assert (code, message) == (500, "no preferred addresses found; known addresses: []")
+        assert "reason" not in response.json()  # Go's empty StatusReasonUnknown is omitted
 
 
 async def test_exec_attach_portforward_need_an_upgrade_then_fail_to_dial(
