@@ -7,7 +7,8 @@ order the verbs call them:
 - **create**: ``validate(obj)`` (ObjectMeta with the kind's ``name_rule``, then the kind's
   fields), then, once the server has stamped uid/creationTimestamp/generation,
   ``prepare_for_create(obj, ctx)`` (reset status unless ``keeps_status_on_create``; defaults),
-  then ``after_write(obj, ctx)``.
+  then ``after_write(obj, ctx)``. A kind with ``answers_create`` (the access reviews) is never
+  stored: ``answer(obj, who, ctx)`` is the whole create, for the requester ``who``.
 - **update** (PUT, PATCH, apply): the hooks are the kind's own, or those of the
   :class:`Subresource` written to (an :class:`UpdateRules` either way);
   ``prepare_for_update(new, old)`` says what of ``old`` is kept (status on the main resource;
