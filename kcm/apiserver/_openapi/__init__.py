@@ -11,6 +11,7 @@ io.k8s.api.core.v1.ConfigMap``) and ``explain`` prints their descriptions.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -60,24 +61,20 @@ def _matches(wanted: tuple[str, str], offered: tuple[str, str]) -> bool:
     return wanted[0] in (offered[0], "*") and wanted[1] in (offered[1], "*")
 
 
+@functools.cache
+def _body(media: tuple[str, str]) -> tuple[bytes, str]:
+    """The document in ``media`` and its Etag (built once per process: it never changes)."""
+    text = resources.files(__package__).joinpath("v2.json").read_text(encoding="utf-8")
+    document = json.loads(text)
+    if media == _JSON:
+        body = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
+    else:
+        body = encode_document(document)
+    return body, '"' + hashlib.sha512(body).hexdigest()[:32].upper() + '"'
+
+
 class OpenApi:
-    """The OpenAPI documents, loaded and encoded on first use."""
-
-    def __init__(self) -> None:
-        self._bodies: dict[tuple[str, str], tuple[bytes, str]] = {}
-
-    def _body(self, media: tuple[str, str]) -> tuple[bytes, str]:
-        """The document in ``media`` and its Etag."""
-        if media not in self._bodies:
-            text = resources.files(__package__).joinpath("v2.json").read_text(encoding="utf-8")
-            document = json.loads(text)
-            if media == _JSON:
-                body = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
-            else:
-                body = encode_document(document)
-            etag = '"' + hashlib.sha512(body).hexdigest()[:32].upper() + '"'
-            self._bodies[media] = (body, etag)
-        return self._bodies[media]
+    """What ``/openapi/...`` answers."""
 
     def serve(self, parts: list[str], headers: dict[str, str]) -> OpenApiReply:
         """``/openapi/...``: the v2 document, or Go's plain-text 404."""
@@ -87,7 +84,7 @@ class OpenApi:
             for offered, content_type in ((_JSON, _TEXT), (_PROTOBUF, "application/octet-stream")):
                 if not _matches(wanted, offered):
                     continue
-                body, etag = self._body(offered)
+                body, etag = _body(offered)
                 extra = {"Etag": etag, "Vary": "Accept"}
                 if headers.get("if-none-match") == etag:
                     return OpenApiReply(304, b"", "", extra)
