@@ -24,8 +24,10 @@ from ._discovery import Discovery
 from ._faults import Faults
 from ._http import Receive, Scope, Send, authorized, decode_body, read_body, respond
 from ._list import cache_read
+from ._openapi import OpenApi
 from ._options import ListOptions, Params, delete_options, validate_write_options
 from ._protobuf import UnsupportedProtobuf, decode_protobuf
+from ._requester import Requester
 from ._rest import Rest
 from ._routing import ApiPath, PageNotFound, Target, allowed_methods, not_found, resolve
 from ._select import build_matcher
@@ -69,6 +71,12 @@ class _Request:
         return self.headers.get("accept", "")
 
     @property
+    def upgrade(self) -> bool:
+        """Whether the client asked to switch to a stream (websocket or SPDY)."""
+        tokens = {t.strip().lower() for t in self.headers.get("connection", "").split(",")}
+        return "upgrade" in tokens and bool(self.headers.get("upgrade"))
+
+    @property
     def manager(self) -> str:
         """The field manager: ``?fieldManager=``, else the user agent's product, else unknown."""
         return self.query.get("fieldManager") or self.user_agent.split("/")[0] or "unknown"
@@ -99,6 +107,7 @@ class App:
         self.token = token
         self.bookmark_interval = bookmark_interval
         self.requests = 0
+        self.openapi = OpenApi()
 
     @property
     def registry(self) -> Any:
@@ -109,6 +118,8 @@ class App:
     async def __call__(self, scope: Scope, receive: Receive, raw_send: Send) -> None:
         if scope["type"] == "lifespan":
             await _lifespan(receive, raw_send)
+        if scope["type"] == "websocket":
+            await self._websocket(scope, raw_send)
         if scope["type"] != "http":
             return
         self.requests += 1
@@ -138,6 +149,22 @@ class App:
                 err = StatusError(500, "InternalError", f"Internal error occurred: {exc}")
                 await respond(send, 500, _encode(err.to_status()))
 
+    async def _websocket(self, scope: Scope, send: Send) -> None:
+        """A websocket upgrade (``kubectl exec``'s first try) is served as the GET it is; kcm
+        streams nothing, so the answer is always a plain HTTP response refusing the upgrade
+        (ASGI's ``websocket.http.response``)."""
+        if "websocket.http.response" not in scope.get("extensions", {}):
+            await send({"type": "websocket.close"})
+            return
+
+        async def receive() -> MutableMapping[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def as_websocket(message: MutableMapping[str, Any]) -> None:
+            await send({**message, "type": "websocket." + message["type"]})
+
+        await self({**scope, "type": "http", "method": "GET"}, receive, as_websocket)
+
     def _admit(self, headers: dict[str, str]) -> None:
         """401 without the token; an injected failure when one is due."""
         if self.token is not None and not authorized(headers, self.token):
@@ -156,6 +183,9 @@ class App:
         query = {k: v[0] for k, v in params.items()}
         parts = [p for p in scope["path"].split("/") if p]
         accept = headers.get("accept", "")
+        if parts[:1] == ["openapi"]:
+            await self._serve_openapi(send, parts, headers)
+            return
         if not parts or parts[0] not in ("api", "apis"):
             await self._serve_non_resource(send, parts, accept)
             return
@@ -170,18 +200,25 @@ class App:
         await self._verb(request)(request, send, receive)
 
     async def _serve_non_resource(self, send: Send, parts: list[str], accept: str) -> None:
-        """``/``, the health checks, ``/version`` and ``/openapi``; 404 for anything else."""
+        """``/``, the health checks and ``/version``; 404 for anything else."""
         if not parts:
             await respond(send, 200, _encode({"paths": self.discovery.paths()}))
         elif parts[0] in _HEALTH:
             await respond(send, 200, b"ok", content_type=b"text/plain; charset=utf-8")
         elif parts[0] == "version":
             await respond(send, 200, _encode(self.discovery.version()))
-        elif parts[0] == "openapi":
-            status, body = self.discovery.openapi(parts, accept)
-            await respond(send, status, body)
         else:
             raise PageNotFound()
+
+    async def _serve_openapi(self, send: Send, parts: list[str], headers: dict[str, str]) -> None:
+        """``/openapi/v2`` (JSON or protobuf, as ``Accept`` asks); 404 for the rest."""
+        reply = self.openapi.serve(parts, headers)
+        raw_headers = [(k.lower().encode(), v.encode()) for k, v in reply.headers.items()]
+        if reply.content_type:
+            raw_headers.append((b"content-type", reply.content_type.encode()))
+        raw_headers.append((b"content-length", str(len(reply.body)).encode()))
+        await send({"type": "http.response.start", "status": reply.code, "headers": raw_headers})
+        await send({"type": "http.response.body", "body": reply.body, "more_body": False})
 
     async def _serve_discovery(self, send: Send, path: ApiPath, accept: str) -> None:
         """``/api``, ``/apis``, ``/apis/<group>`` and a group version's resource list."""
@@ -288,7 +325,12 @@ class App:
             result = self._bind(t, payload)
             await respond(send, 201, _encode(result))
             return
-        created = self.rest.create(t.res, t.ns, payload, request.query, manager=request.manager)
+        if t.res.namespaced and t.ns is None:
+            raise StatusError.method_not_allowed()
+        who = Requester.from_headers(request.headers)
+        created = self.rest.create(
+            t.res, t.ns, payload, request.query, manager=request.manager, who=who
+        )
         await respond(send, 201, _encode(created))
 
     def _bind(self, target: Target, payload: Any) -> dict[str, Any]:
@@ -312,6 +354,9 @@ class App:
 
     async def _get(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
+        if _streams(t):
+            await self._connect(request, send)
+            return
         ns, name = _object_key(t)
         cache_read(self.store, request.query.get("resourceVersion", ""))
         obj = self.rest.get(t.res, ns, name, t.subresource)
@@ -329,11 +374,28 @@ class App:
         """POST on a subresource that acts (``pods/binding``, ``pods/eviction``,
         ``serviceaccounts/token``): 201, a Status without a code gets 201."""
         t = request.target
+        if _streams(t):
+            await self._connect(request, send)
+            return
         validate_write_options(request.params, "CreateOptions")
         payload = decode_body(request.body)
         ns, name = _object_key(t)
         result = self.rest.post(t.res, ns, name, t.subresource, payload, manager=request.manager)
         await respond(send, 201, _encode(_created_status(result)))
+
+    async def _connect(self, request: _Request, send: Send) -> None:
+        """GET or POST on a streaming subresource (``pods/log``, ``exec``, ...): no object
+        comes back, only the stream's bytes (none for a 204)."""
+        t = request.target
+        ns, name = _object_key(t)
+        reply = self.rest.connect(
+            t.res, ns, name, t.subresource, request.query, upgrade=request.upgrade
+        )
+        if reply.code == 204:
+            await send({"type": "http.response.start", "status": 204, "headers": []})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        await respond(send, reply.code, reply.body, content_type=reply.content_type.encode())
 
     async def _update(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
@@ -403,6 +465,14 @@ async def _request_body(method: str, receive: Receive, headers: dict[str, str]) 
         except UnsupportedProtobuf as exc:
             raise StatusError.unsupported_media(f"{ctype}: {exc}") from exc
     return body
+
+
+def _streams(target: Target) -> bool:
+    """Whether the target is a streaming subresource (kube's Connecter: ``pods/exec``, ...)."""
+    return (
+        bool(target.subresource)
+        and strategy_for(target.res).subresource(target.subresource).connects
+    )
 
 
 def _object_key(target: Target) -> tuple[str, str]:

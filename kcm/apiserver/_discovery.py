@@ -1,12 +1,10 @@
-"""Discovery documents (/api, /apis, aggregated discovery), /version and the OpenAPI stubs."""
+"""Discovery documents (/api, /apis, aggregated discovery) and /version."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
 from typing import Any
-
-import msgspec
 
 from ._registry import Registry, Resource
 from ._subresources import describe
@@ -86,7 +84,6 @@ class Discovery:
             "/readyz",
             "/version",
             "/openapi/v2",
-            "/openapi/v3",
         ]
         for group, versions in self.registry.groups().items():
             if group:
@@ -206,90 +203,6 @@ class Discovery:
             "items": items,
         }
         return doc, _AGGREGATED_BETA if beta else _AGGREGATED
-
-    def openapi(self, parts: list[str], accept: str) -> tuple[int, bytes]:
-        """OpenAPI v3: an index of group versions and, per group version, one path per resource
-        whose PATCH declares the ``fieldValidation`` parameter. That is what kubectl 1.32 reads
-        to choose server-side field validation; no schemas are served (see docs/apiserver.md).
-        """
-        if len(parts) >= 2 and parts[1] == "v3":
-            if len(parts) == 2:
-                index = {}
-                for group, versions in self.registry.groups().items():
-                    for v in versions:
-                        gv = f"apis/{group}/{v}" if group else f"api/{v}"
-                        index[gv] = {"serverRelativeURL": f"/openapi/v3/{gv}?hash={self._hash()}"}
-                return 200, msgspec.json.encode({"paths": index})
-            gv_parts = parts[2:]
-            if gv_parts[:1] == ["api"] and len(gv_parts) == 2:
-                doc = self._openapi_gv("", gv_parts[1])
-            elif gv_parts[:1] == ["apis"] and len(gv_parts) == 3:
-                doc = self._openapi_gv(gv_parts[1], gv_parts[2])
-            else:
-                doc = None
-            if doc is not None:
-                return 200, msgspec.json.encode(doc)
-        not_found = {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": "the server could not find the requested resource",
-            "reason": "NotFound",
-            "code": 404,
-        }
-        return 404, msgspec.json.encode(not_found)
-
-    def _hash(self) -> str:
-        names = ",".join(f"{r.group}/{r.version}/{r.plural}" for r in self.registry.all)
-        return hashlib.sha256(names.encode()).hexdigest()[:16].upper()
-
-    def _openapi_gv(self, group: str, version: str) -> dict[str, Any] | None:
-        resources = self.registry.resources_in(group, version)
-        if not resources:
-            return None
-        params = [
-            {"name": n, "in": "query", "schema": {"type": "string", "uniqueItems": True}}
-            for n in ("dryRun", "fieldManager", "fieldValidation", "force")
-        ]
-        paths: dict[str, Any] = {}
-        prefix = f"/apis/{group}/{version}" if group else f"/api/{version}"
-        for r in resources:
-            gvk = {"group": r.group, "version": r.version, "kind": r.kind}
-            base = (
-                f"{prefix}/namespaces/{{namespace}}/{r.plural}"
-                if r.namespaced
-                else f"{prefix}/{r.plural}"
-            )
-            ok = {"200": {"description": "OK"}}
-            paths[base] = {
-                "post": {
-                    "x-kubernetes-group-version-kind": gvk,
-                    "parameters": params,
-                    "responses": ok,
-                },
-                "get": {"x-kubernetes-group-version-kind": gvk, "responses": ok},
-            }
-            paths[f"{base}/{{name}}"] = {
-                "get": {"x-kubernetes-group-version-kind": gvk, "responses": ok},
-                "put": {
-                    "x-kubernetes-group-version-kind": gvk,
-                    "parameters": params,
-                    "responses": ok,
-                },
-                "patch": {
-                    "x-kubernetes-group-version-kind": gvk,
-                    "parameters": params,
-                    "responses": ok,
-                },
-                "delete": {"x-kubernetes-group-version-kind": gvk, "responses": ok},
-            }
-        return {
-            "openapi": "3.0.0",
-            "info": {"title": "Kubernetes", "version": "v1.32.0-kcm"},
-            "paths": paths,
-            "components": {"schemas": {}},
-        }
 
 
 def _subresource_entry(res: Resource, sub: str) -> dict[str, Any]:

@@ -25,11 +25,12 @@ from ._names import generate_name
 from ._options import ListOptions, go_bool
 from ._patch import PatchError, apply_json_patch, apply_merge_patch
 from ._registry import Registry, Resource
+from ._requester import Requester
 from ._select import build_matcher
 from ._status import StatusError, status_success
 from ._store import Obj, Store, deep_copy
 from ._strategic import apply_strategic_merge_patch
-from ._strategy import Context, Strategy, Subresource, UpdateRules, strategy_for
+from ._strategy import Context, Strategy, StreamReply, Subresource, UpdateRules, strategy_for
 from ._tokens import TokenIssuer
 
 __all__ = ["Rest"]
@@ -49,6 +50,9 @@ _SERVER_SET_ON_UPDATE = (
 """Metadata an update keeps from the stored object, whatever the body says."""
 
 _CLIENT_UNSET_ON_CREATE = ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
+
+_OMITTED_WHEN_EMPTY = ("labels", "annotations", "finalizers", "ownerReferences")
+"""ObjectMeta maps and lists Go does not write when empty (``omitempty``)."""
 
 
 class Rest:
@@ -162,12 +166,24 @@ class Rest:
     # -- create ----------------------------------------------------------------------------
 
     def create(
-        self, res: Resource, ns: str | None, body: Any, query: dict[str, str], *, manager: str = ""
+        self,
+        res: Resource,
+        ns: str | None,
+        body: Any,
+        query: dict[str, str],
+        *,
+        manager: str = "",
+        who: Requester | None = None,
     ) -> Obj:
+        """Create an object; ``who`` is whom an access review answers for (the
+        administrator when not given)."""
         strategy = strategy_for(res)
         obj = self._check_type(res, body)
         meta = obj["metadata"]
         _place(res, ns, meta)
+        if strategy.answers_create:
+            answered = strategy.answer(obj, who or Requester.admin(), self.ctx)
+            return self._track(None, answered, manager, "Update")
         if not meta.get("name"):
             meta["name"] = self._name_from_generate_name(res, meta)
         name = meta["name"]
@@ -176,6 +192,7 @@ class Rest:
         if self.store.get(res.storage_key, meta.get("namespace", ""), name) is not None:
             raise StatusError.already_exists(res.group, res.plural, name)
         _stamp_new(meta, self.now())
+        _omit_empty(meta)
         strategy.prepare_for_create(obj, self.ctx)
         obj = self._track(None, obj, manager, "Update")
         if query.get("dryRun"):
@@ -236,6 +253,7 @@ class Rest:
         _check_update_target(res, ns, name, new, old)
         new = rules.prepare_for_update(new, old)
         _carry_over_metadata(res, name, new, old)
+        _omit_empty(new["metadata"])
         new["metadata"]["generation"] = strategy.next_generation(new, old)
         if "managedFields" not in new["metadata"] and "managedFields" in old["metadata"]:
             new["metadata"]["managedFields"] = old["metadata"]["managedFields"]
@@ -427,7 +445,7 @@ class Rest:
             "items": deleted,
         }
 
-    # -- subresources that act -------------------------------------------------------------
+    # -- subresources that act or stream ---------------------------------------------------
 
     def post(
         self, res: Resource, ns: str, name: str, subresource: str, body: Any, *, manager: str = ""
@@ -445,6 +463,20 @@ class Rest:
                 subresource=subresource,
             )
         return strategy_for(res).subresource(subresource).post(self, ns, name, body)
+
+    def connect(
+        self,
+        res: Resource,
+        ns: str,
+        name: str,
+        subresource: str,
+        query: dict[str, str],
+        *,
+        upgrade: bool,
+    ) -> StreamReply:
+        """GET or POST on a streaming subresource (``pods/log``, ``pods/exec``, ...)."""
+        sub = strategy_for(res).subresource(subresource)
+        return sub.connect(self, ns, name, query, upgrade=upgrade)
 
 
 def _place(res: Resource, ns: str | None, meta: Obj) -> None:
@@ -469,6 +501,14 @@ def _stamp_new(meta: Obj, now: str) -> None:
     for field in _CLIENT_UNSET_ON_CREATE:
         meta.pop(field, None)
     meta.pop("resourceVersion", None)
+
+
+def _omit_empty(meta: Obj) -> None:
+    """Drop empty labels, annotations, finalizers and owner references, as the Go struct kube
+    stores does (removing the last annotation leaves no ``annotations``)."""
+    for key in _OMITTED_WHEN_EMPTY:
+        if key in meta and not meta[key]:
+            del meta[key]
 
 
 def _check_update_target(res: Resource, ns: str, name: str, new: Obj, old: Obj) -> None:

@@ -20,6 +20,7 @@ from kcm.clock import SYSTEM_CLOCK, Clock
 from ._app import App
 from ._discovery import Discovery
 from ._faults import Faults
+from ._kubernetes_service import ensure_kubernetes_service
 from ._registry import Registry
 from ._rest import Rest
 from ._store import Backend, MemoryBackend, SqliteBackend, Store
@@ -175,6 +176,7 @@ class ApiServer:
 
     async def __aenter__(self) -> ApiServer:
         self._listen()
+        ensure_kubernetes_service(self.rest, self.host, self.port)
         stack = AsyncExitStack()
         await stack.__aenter__()
         try:
@@ -232,6 +234,7 @@ class ApiServer:
         self.app.rest = self.rest
         self.app.discovery = self.discovery
         self._bootstrap()
+        ensure_kubernetes_service(self.rest, self.host, self.port)
         await self._tg.start(self._serve)
 
     async def wait_for_watches(self, count: int = 1) -> None:

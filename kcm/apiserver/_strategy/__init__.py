@@ -7,7 +7,8 @@ order the verbs call them:
 - **create**: ``validate(obj)`` (ObjectMeta with the kind's ``name_rule``, then the kind's
   fields), then, once the server has stamped uid/creationTimestamp/generation,
   ``prepare_for_create(obj, ctx)`` (reset status unless ``keeps_status_on_create``; defaults),
-  then ``after_write(obj, ctx)``.
+  then ``after_write(obj, ctx)``. A kind with ``answers_create`` (the access reviews) is never
+  stored: ``answer(obj, who, ctx)`` is the whole create, for the requester ``who``.
 - **update** (PUT, PATCH, apply): the hooks are the kind's own, or those of the
   :class:`Subresource` written to (an :class:`UpdateRules` either way);
   ``prepare_for_update(new, old)`` says what of ``old`` is kept (status on the main resource;
@@ -22,7 +23,8 @@ order the verbs call them:
   ``selectable_fields()`` (field selectors beyond the kind's field labels).
 - **subresources**: ``subresource(name)`` returns a :class:`Subresource`: ``status`` and
   ``scale`` (with ``scale_paths()``) for every kind, ``namespaces/finalize``,
-  ``pods/binding`` and ``pods/eviction``; see :mod:`._subresource`.
+  ``pods/binding`` and ``pods/eviction``, and the streaming ``pods/log``, ``exec``, ``attach``
+  and ``portforward`` (``connect``); see :mod:`._subresource`.
 
 Whatever a hook needs of the server (the clock, the store, the registry, the service address
 allocators) comes in a :class:`Context`; strategies themselves keep no state.
@@ -39,11 +41,13 @@ from ._base import UpdateRules as UpdateRules
 from ._context import Context as Context
 from ._context import Verbs as Verbs
 from ._lookup import strategy_for as strategy_for
+from ._subresource import StreamReply as StreamReply
 from ._subresource import Subresource as Subresource
 
 __all__ = [
     "Context",
     "Strategy",
+    "StreamReply",
     "Subresource",
     "UpdateRules",
     "Verbs",

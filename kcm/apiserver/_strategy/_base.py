@@ -8,6 +8,7 @@ from .._field_errors import Cause
 from .._names import dns1123_subdomain
 from .._object_meta import validate_object_meta
 from .._registry import Resource
+from .._requester import Requester
 from .._store import Obj
 from ._context import Context
 from ._scale import ScalePaths, ScaleSubresource
@@ -49,6 +50,9 @@ class Strategy:
 
     template_restart_policy: ClassVar[str] = "Always"
     """The ``restartPolicy`` a pod template of this kind defaults to."""
+
+    answers_create: ClassVar[bool] = False
+    """A create is answered by :meth:`answer` and nothing is stored (access reviews)."""
 
     def __init__(self, resource: Resource) -> None:
         self.resource = resource
@@ -92,6 +96,11 @@ class Strategy:
         """The pod template the object carries (built-ins: ``spec.template``), or None."""
         spec = obj.get("spec")
         return spec.get("template") if isinstance(spec, dict) else None
+
+    def answer(self, obj: Obj, who: Requester, ctx: Context) -> Obj:
+        """What a create of a kind that is never stored answers, for the requester ``who``
+        (only where :attr:`answers_create` is set)."""
+        raise NotImplementedError
 
     # -- update ----------------------------------------------------------------------------
 

@@ -47,6 +47,7 @@ class Verbs(Protocol):
     """The verbs a subresource that acts on its object calls back into (the :class:`Rest`)."""
 
     ctx: Context
+    """The server's clock, store and registry (a pod's node, for ``pods/log``)."""
 
     def now(self) -> str:
         """The current time as a ``metav1.Time``."""

@@ -9,6 +9,7 @@ from .apps.daemonsets import DaemonSetStrategy
 from .apps.deployments import DeploymentStrategy
 from .apps.replicasets import ReplicaSetStrategy
 from .apps.statefulsets import StatefulSetStrategy
+from .authorization.reviews import AccessReviewStrategy
 from .batch.cronjobs import CronJobStrategy
 from .batch.jobs import JobStrategy
 from .certificates.certificatesigningrequests import CertificateSigningRequestStrategy
@@ -43,6 +44,9 @@ _STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("apps", "Deployment"): DeploymentStrategy,
     ("apps", "ReplicaSet"): ReplicaSetStrategy,
     ("apps", "StatefulSet"): StatefulSetStrategy,
+    ("authorization.k8s.io", "LocalSubjectAccessReview"): AccessReviewStrategy,
+    ("authorization.k8s.io", "SelfSubjectAccessReview"): AccessReviewStrategy,
+    ("authorization.k8s.io", "SubjectAccessReview"): AccessReviewStrategy,
     ("batch", "CronJob"): CronJobStrategy,
     ("batch", "Job"): JobStrategy,
     ("certificates.k8s.io", "CertificateSigningRequest"): CertificateSigningRequestStrategy,

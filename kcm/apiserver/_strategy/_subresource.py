@@ -3,6 +3,9 @@
 GET reads through :meth:`Subresource.read`; PUT and PATCH run the update verb with the
 subresource's ``prepare_for_update``/``default_on_update``/``validate_update`` in place of the
 kind's own; POST (``pods/binding``, ``pods/eviction``) calls :meth:`Subresource.post`. A
+subresource that streams (kube's Connecter and GetterWithOptions: ``pods/log``, ``exec``,
+``attach``, ``portforward``) sets :attr:`Subresource.connects`; GET and POST then reach
+:meth:`Subresource.connect` with the query and answer a :class:`StreamReply`. A
 subresource that speaks another kind (``scale``) sets :attr:`Subresource.view` and converts with
 ``read``/``write`` instead. The default (:class:`Subresource`) is what kcm does for a
 subresource without rules: GET reads the object, PUT/PATCH update it as the main resource does
@@ -11,6 +14,7 @@ but without defaults or validation, POST is 405.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._field_errors import Cause
@@ -21,7 +25,17 @@ from ._context import Verbs
 if TYPE_CHECKING:
     from ._base import Strategy
 
-__all__ = ["StatusSubresource", "Subresource"]
+__all__ = ["StatusSubresource", "StreamReply", "Subresource"]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamReply:
+    """What a streaming subresource answers: a status code and a body that is no object (a
+    log's text; nothing, for a pod that never ran)."""
+
+    code: int
+    body: bytes = b""
+    content_type: str = "text/plain"
 
 
 class Subresource:
@@ -29,6 +43,9 @@ class Subresource:
 
     view: ClassVar[bool] = False
     """GET, PUT and PATCH speak another kind (:meth:`read`/:meth:`write` convert)."""
+
+    connects: ClassVar[bool] = False
+    """GET and POST stream through :meth:`connect` instead of reading or acting."""
 
     def __init__(self, strategy: Strategy) -> None:
         self.strategy = strategy
@@ -61,6 +78,13 @@ class Subresource:
         parent's NotFound, unless a subresource names itself."""
         res = self.strategy.resource
         return StatusError.not_found(res.group, res.plural, name)
+
+    def connect(
+        self, verbs: Verbs, ns: str, name: str, query: dict[str, str], *, upgrade: bool
+    ) -> StreamReply:
+        """GET or POST on a streaming subresource; ``upgrade``: the client asked for a
+        websocket or SPDY stream. Only where :attr:`connects` is set."""
+        raise StatusError.method_not_allowed()
 
 
 class StatusSubresource(Subresource):

@@ -1,4 +1,6 @@
-"""Pods: defaults and status on create, graceful deletion, ``/binding`` and ``/eviction``."""
+"""Pods: defaults and status on create, graceful deletion, ``/binding`` and ``/eviction``; the
+streaming subresources (``/log``, ``/exec``, ``/attach``, ``/portforward``) are in
+:mod:`.podstreams`."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from .._base import Strategy
 from .._context import Context, Verbs
 from .._subresource import StatusSubresource, Subresource
 from .podspec import default_pod_spec, validate_pod_spec
+from .podstreams import PodLog, PodPortForward, PodStream
 
 __all__ = ["PodStrategy"]
 
@@ -68,6 +71,12 @@ class PodStrategy(Strategy):
             return _Binding(self)
         if name == "eviction":
             return _Eviction(self)
+        if name == "log":
+            return PodLog(self)
+        if name in ("exec", "attach"):
+            return PodStream(self)
+        if name == "portforward":
+            return PodPortForward(self)
         return super().subresource(name)
 
 
