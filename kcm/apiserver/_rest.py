@@ -19,7 +19,7 @@ from kcm.clock import Clock
 
 from ._admission import admit_create
 from ._apply import ApplyConflict, apply_ssa, track_update
-from ._field_errors import Cause
+from ._field_errors import Cause, invalid
 from ._list import ListPage, list_source, page
 from ._names import generate_name
 from ._patch import PatchError, apply_json_patch, apply_merge_patch
@@ -49,6 +49,16 @@ _SERVER_SET_ON_UPDATE = (
 _CLIENT_UNSET_ON_CREATE = ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
 
 
+class _GoHex(int):
+    """A uint64 as Go's ``%#v`` prints it in a field error (``0x0``)."""
+
+    def __str__(self) -> str:
+        return hex(self)
+
+
+_UNSET_RV = _GoHex(0)
+
+
 class Rest:
     """The verbs. ``clock`` stamps creationTimestamp, deletionTimestamp and managedFields."""
 
@@ -57,6 +67,7 @@ class Rest:
         self.registry = registry
         self.clock = clock
         self.ctx = Context(clock, store, registry)
+        self.ctx.verbs = self
 
     def now(self) -> str:
         return self.ctx.now()
@@ -150,7 +161,9 @@ class Rest:
         self, res: Resource, ns: str | None, body: Any, query: dict[str, str], *, manager: str = ""
     ) -> Obj:
         strategy = strategy_for(res)
+        strategy.admit_create()
         obj = self._check_type(res, body)
+        strategy.decode(obj)
         meta = obj["metadata"]
         _place(res, ns, meta)
         if not meta.get("name"):
@@ -218,7 +231,15 @@ class Rest:
             rules = sub
         old = old if old is not None else self.existing(res, ns, name)
         new = self._check_type(res, body)
+        strategy.decode(new)
         _check_update_target(res, ns, name, new, old)
+        if not new["metadata"].get("resourceVersion") and not strategy.allow_unconditional_update:
+            raise StatusError.invalid(
+                res.group,
+                res.plural,
+                name,
+                [invalid("metadata.resourceVersion", _UNSET_RV, "must be specified for an update")],
+            )
         new = rules.prepare_for_update(new, old)
         _carry_over_metadata(res, name, new, old)
         new["metadata"]["generation"] = strategy.next_generation(new, old)
@@ -372,7 +393,9 @@ class Rest:
             meta.setdefault("deletionGracePeriodSeconds", 0)
         if new == old:
             return strategy.present(old)
-        return strategy.present(self.commit(res, new, old))
+        updated = self.commit(res, new, old)
+        strategy.after_write(updated, self.ctx)
+        return strategy.present(updated)
 
     def delete_collection(
         self, res: Resource, ns: str | None, options: Obj, query: dict[str, str]

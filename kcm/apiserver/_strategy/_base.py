@@ -47,11 +47,22 @@ class Strategy:
     strategic_merge_patch: ClassVar[bool] = True
     """Whether the kind takes strategic merge patches (415 otherwise)."""
 
+    allow_unconditional_update: ClassVar[bool] = True
+    """Whether a PUT may omit ``metadata.resourceVersion`` (otherwise 422)."""
+
     template_restart_policy: ClassVar[str] = "Always"
     """The ``restartPolicy`` a pod template of this kind defaults to."""
 
     def __init__(self, resource: Resource) -> None:
         self.resource = resource
+
+    # -- decoding --------------------------------------------------------------------------
+
+    def admit_create(self) -> None:
+        """Refuse any create of this kind now (raise a StatusError); runs first on a create."""
+
+    def decode(self, obj: Obj) -> None:
+        """What decoding a create or update body does to it before any other hook."""
 
     # -- validation ------------------------------------------------------------------------
 

@@ -32,6 +32,10 @@ class ScaleSubresource(Subresource):
 
     view: ClassVar[bool] = True
 
+    checks_replicas: ClassVar[bool] = True
+    """Whether a negative ``spec.replicas`` is refused here (as a Scale) rather than by the
+    object's own validation."""
+
     def __init__(self, strategy: Strategy, paths: ScalePaths) -> None:
         super().__init__(strategy)
         self.paths = paths
@@ -64,7 +68,7 @@ class ScaleSubresource(Subresource):
         if rv and rv != old["metadata"].get("resourceVersion"):
             raise StatusError.stale(res.group, res.plural, name)
         replicas = (body.get("spec") or {}).get("replicas")
-        if not isinstance(replicas, int) or replicas < 0:
+        if not isinstance(replicas, int) or (replicas < 0 and self.checks_replicas):
             raise StatusError.invalid(
                 "autoscaling",
                 "Scale",
