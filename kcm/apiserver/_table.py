@@ -8,6 +8,7 @@ table convertor gives them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -505,29 +506,99 @@ def _dig(obj: Any, path: str) -> Any:
     return cur
 
 
+_NAME_DESCRIPTION = (
+    "Name must be unique within a namespace. Is required when creating resources, although some "
+    "resources may allow a client to request the generation of an appropriate name "
+    "automatically. Name is primarily intended for creation idempotence and configuration "
+    "definition. Cannot be updated. More info: "
+    "http://kubernetes.io/docs/user-guide/identifiers#names"
+)
+_CREATION_DESCRIPTION = (
+    "CreationTimestamp is a timestamp representing the server time when this object was "
+    "created. It is not guaranteed to be set in happens-before order across separate "
+    "operations. Clients may not set this value. It is represented in RFC3339 form and is in "
+    "UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+)
+_CRD_AGE = {
+    "name": "Age",
+    "type": "date",
+    "description": _CREATION_DESCRIPTION,
+    "jsonPath": ".metadata.creationTimestamp",
+}
+
+
+def _crd_columns(crd: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A CRD version's printer columns (AGE when it has none, as apiextensions-apiserver)."""
+    return list(crd.get("additionalPrinterColumns") or []) or [_CRD_AGE]
+
+
+def _crd_definitions(crd: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """apiextensions-apiserver's table convertor headers: NAME, then each printer column as
+    declared, described by its JSON path unless it has a description."""
+    definitions: list[dict[str, Any]] = [
+        {
+            "name": "Name",
+            "type": "string",
+            "format": "name",
+            "description": _NAME_DESCRIPTION,
+            "priority": 0,
+        }
+    ]
+    for c in _crd_columns(crd):
+        path = str(c.get("jsonPath", ""))
+        definitions.append(
+            {
+                "name": str(c.get("name", "")),
+                "type": str(c.get("type", "")),
+                "format": str(c.get("format") or ""),
+                "description": str(c.get("description") or "")
+                or f"Custom resource definition column (in JSONPath format): {path}",
+                "priority": int(c.get("priority") or 0),
+            }
+        )
+    return definitions
+
+
+def _crd_cell(kind: str, value: Any, now: datetime) -> Any:
+    """``cellForJSONValue``: the value if it has the column's type (a ``date`` as an age, a
+    ``string`` column prints any value), else empty."""
+    if value is None:
+        return None
+    if kind == "string":
+        if isinstance(value, str):
+            return value
+        return (
+            json.dumps(value)
+            if isinstance(value, Mapping | list)
+            else str(value).lower()
+            if isinstance(value, bool)
+            else str(value)
+        )
+    if kind == "integer" and isinstance(value, int | float) and not isinstance(value, bool):
+        return int(value)
+    if kind == "number" and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if kind == "boolean" and isinstance(value, bool):
+        return value
+    if kind == "date" and isinstance(value, str):
+        return _since(value, now) if _time(value) is not None else "<invalid>"
+    return None
+
+
 def _crd_printer(crd: Mapping[str, Any]) -> _Printer:
-    """A CRD's ``additionalPrinterColumns`` (simple ``.a.b`` JSON paths), else AGE."""
-    specs = list(crd.get("additionalPrinterColumns") or [])
-    if not specs:
-        return _DEFAULT
+    """A CRD version's printer columns (simple ``.a.b`` JSON paths)."""
+    specs = _crd_columns(crd)
     columns = tuple(
         (str(c.get("name", "")), str(c.get("type", "string")), int(c.get("priority") or 0))
         for c in specs
     )
 
     def cells(obj: Obj, now: datetime) -> list[Any]:
-        out: list[Any] = []
-        for c in specs:
-            value = _dig(obj, str(c.get("jsonPath", "")))
-            if value is None:
-                out.append(None)  # kubectl prints <none>
-            elif c.get("type") == "date":
-                out.append(_since(value, now))
-            elif isinstance(value, Mapping | list | tuple):
-                out.append(str(value))
-            else:
-                out.append(value)
-        return out
+        return [
+            _crd_cell(str(c.get("type", "")), _dig(obj, str(c.get("jsonPath", ""))), now)
+            for c in specs
+        ]
 
     return _Printer(columns, cells)
 
@@ -559,6 +630,8 @@ def to_table(
         }
         for name, typ, priority in printer.columns
     ]
+    if res.crd is not None:
+        definitions = _crd_definitions(res.crd)
     rows = []
     for obj in listed.get("items") or []:
         meta = obj.get("metadata") or {}
