@@ -13,12 +13,11 @@ import json
 import uuid
 from typing import Any
 
-import yaml
-
 from kcm.clock import Clock
 
 from ._admission import admit_create
 from ._apply import ApplyConflict, apply_ssa, track_update
+from ._apply_request import check_applied, check_apply_options, check_name, decode_apply_body
 from ._field_errors import Cause, invalid
 from ._list import ListPage, list_source, page
 from ._names import generate_name
@@ -116,11 +115,27 @@ class Rest:
             raise StatusError.bad_request("metadata must be an object")
         return body
 
-    def _track(self, old: Obj | None, new: Obj, manager: str, operation: str) -> Obj:
+    def _track(
+        self,
+        strategy: Strategy,
+        old: Obj | None,
+        new: Obj,
+        manager: str,
+        operation: str,
+        subresource: str = "",
+    ) -> Obj:
         if not manager or operation == "Apply":
             return new
         return track_update(
-            old, new, manager=manager, operation=operation, now=self.now(), kind=new.get("kind")
+            old,
+            new,
+            manager=manager,
+            operation=operation,
+            now=self.now(),
+            kind=new.get("kind"),
+            subresource=subresource,
+            field_type=strategy.field_type(),
+            ignored=strategy.reset_fields(subresource),
         )
 
     @staticmethod
@@ -175,7 +190,7 @@ class Rest:
             raise StatusError.already_exists(res.group, res.plural, name)
         _stamp_new(meta, self.now())
         strategy.prepare_for_create(obj, self.ctx)
-        obj = self._track(None, obj, manager, "Update")
+        obj = self._track(strategy, None, obj, manager, "Update")
         if query.get("dryRun"):
             return obj
         created = self.store.create(res.storage_key, obj)
@@ -248,7 +263,7 @@ class Rest:
         rules.default_on_update(new)
         if strategy.spec_changed(new, old):
             self._raise_invalid(res, new, rules.validate_update(new, old))
-        new = self._track(old, new, manager, operation)
+        new = self._track(strategy, old, new, manager, operation, subresource)
         if new == old:
             return strategy.present(old)  # no-op: kube-apiserver skips the write
         if query.get("dryRun"):
@@ -327,17 +342,15 @@ class Rest:
         subresource: str,
         manager: str,
     ) -> tuple[int, Obj]:
-        if not query.get("fieldManager"):
-            raise StatusError.bad_request(
-                "PATCH request must have a fieldManager: the field manager is required for apply "
-                "requests"
-            )
-        applied = _apply_body(raw)
+        check_apply_options(query)
+        applied = decode_apply_body(raw)
         force = query.get("force", "") in ("true", "1")
         live = self.store.get(res.storage_key, ns if res.namespaced else "", name)
         if live is None and subresource:
             raise StatusError.not_found(res.group, res.plural, name)
+        check_applied(res, ns, name, applied)
         try:
+            strategy = strategy_for(res)
             merged = apply_ssa(
                 deep_copy(live) if live is not None else None,
                 applied,
@@ -346,13 +359,15 @@ class Rest:
                 group=res.group,
                 kind=res.kind,
                 now=self.now(),
+                subresource=subresource,
+                field_type=strategy.field_type(),
+                ignored=strategy.reset_fields(subresource),
             )
         except ApplyConflict as exc:
-            raise StatusError.from_status(
-                exc.to_status(name=name, group=res.group, kind=res.plural)
-            ) from exc
+            raise StatusError.from_status(exc.to_status()) from exc
         except PatchError as exc:
             raise StatusError.from_status(exc.to_status()) from exc
+        check_name(name, merged)
         if live is None:
             merged.setdefault("metadata", {})["name"] = name
             return 201, self.create(res, ns if res.namespaced else None, merged, query)
@@ -528,18 +543,6 @@ def _patched(strategy: Strategy, ctype: str, doc: Obj, patch: Any) -> Obj:
     if not isinstance(patched, dict):
         raise StatusError.bad_request("the patch did not produce an object")
     return patched
-
-
-def _apply_body(raw: bytes) -> Obj:
-    """A server-side apply body: a YAML (or JSON) object, made JSON-clean."""
-    try:
-        applied = yaml.safe_load(raw or b"")
-    except yaml.YAMLError as exc:
-        raise StatusError.bad_request(f"error decoding YAML: {exc}") from exc
-    if not isinstance(applied, dict):
-        raise StatusError.bad_request("the apply body must be an object")
-    clean: Obj = json.loads(json.dumps(applied, default=str))
-    return clean
 
 
 def _check_preconditions(res: Resource, name: str, old: Obj, options: Obj) -> None:

@@ -227,7 +227,7 @@ async def test_server_side_apply_conflicts_and_force(http: httpx.AsyncClient) ->
     assert r.status_code == 200
     assert r.json()["spec"]["replicas"] == 3
     r = await http.patch(f"{DEPLOY}/d", content=body, headers=apply)
-    assert r.status_code == 400  # fieldManager is required
+    assert r.status_code == 422  # fieldManager is required (PatchOptions invalid)
 
 
 async def test_scale_subresource(http: httpx.AsyncClient) -> None:

@@ -30,6 +30,7 @@ from .._crschema import (
 from .._crschema.defaulting import has_defaults
 from .._crschema.objectmeta import coerce_meta
 from .._field_errors import Cause, invalid
+from .._field_types import FieldType, schema_type
 from .._status import StatusError
 from .._store import Obj, deep_copy
 from ._base import Strategy
@@ -109,6 +110,9 @@ class CustomResourceStrategy(Strategy):
         version = self.resource.crd or {}
         scale = (version.get("subresources") or {}).get("scale")
         return scale if isinstance(scale, dict) else None
+
+    def field_type(self) -> FieldType:
+        return schema_type(self.schema)
 
     # -- generation ------------------------------------------------------------------------
 

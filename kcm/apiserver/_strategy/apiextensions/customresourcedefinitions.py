@@ -71,6 +71,11 @@ class CustomResourceDefinitionStrategy(Strategy):
         if not new["metadata"].get("deletionTimestamp"):
             lifecycle.mark_terminating(new, ctx.now())
 
+    def reset_fields(self, subresource: str) -> tuple[tuple[str, ...], ...]:
+        if subresource == "status":
+            return (("f:metadata",), ("f:spec",))
+        return super().reset_fields(subresource)
+
     def after_write(self, obj: Obj, ctx: Context) -> None:
         ctx.registry.set_crd(obj)
         lifecycle.reconcile(ctx, obj["metadata"]["name"])

@@ -110,6 +110,7 @@ def _write(ctx: Context, new: Obj, old: Obj) -> Obj | None:
         now=ctx.now(),
         kind="CustomResourceDefinition",
         subresource="status",
+        ignored=(("f:metadata",), ("f:spec",)),
     )
     meta = tracked["metadata"]
     if meta.get("deletionTimestamp") and not meta.get("finalizers"):
