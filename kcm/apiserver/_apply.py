@@ -387,15 +387,20 @@ def _compare_map(
 ) -> None:
     o: Mapping[str, Any] = old if isinstance(old, dict) else {}
     n: Mapping[str, Any] = new if isinstance(new, dict) else {}
-    for key in o.keys() | n.keys():
+    keys = o.keys() | n.keys()
+    if old is _MISSING or new is _MISSING:  # an added or removed struct has its zero members
+        keys |= ftype.zero_members()
+    for key in keys:
         if _ignored(prefix, key):
             continue
         ov, nv = o.get(key, _MISSING), n.get(key, _MISSING)
         if ov is not _MISSING and type(ov) is type(nv) and ov == nv:
             continue
         if ftype.in_zero_value(key):  # the typed object has it even where the JSON does not
-            ov = None if ov is _MISSING else ov
-            nv = None if nv is _MISSING else nv
+            if ov is _MISSING and old is not _MISSING:
+                ov = None
+            if nv is _MISSING and new is not _MISSING:
+                nv = None
         _compare_value(ov, nv, ftype.member(key), (*prefix, "f:" + key), changed, removed)
 
 

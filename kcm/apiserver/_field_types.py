@@ -89,44 +89,91 @@ _MULTI_KEYS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
 }
 """OpenAPI list-map-keys that differ from the strategic merge key (protocol defaults to TCP)."""
 
+_LIST_TYPES: Final[dict[tuple[str, str], tuple[int, tuple[str, ...]]]] = {
+    ("JobStatus", "conditions"): (ATOMIC, ()),
+    ("UncountedTerminatedPods", "succeeded"): (SET, ()),
+    ("UncountedTerminatedPods", "failed"): (SET, ()),
+    ("Endpoint", "addresses"): (SET, ()),
+    ("CSIDriverSpec", "volumeLifecycleModes"): (SET, ()),
+    ("CertificateSigningRequestStatus", "conditions"): (MAP, ("type",)),
+    ("ResourcePolicyRule", "verbs"): (SET, ()),
+    ("ResourcePolicyRule", "apiGroups"): (SET, ()),
+    ("ResourcePolicyRule", "resources"): (SET, ()),
+    ("ResourcePolicyRule", "namespaces"): (SET, ()),
+    ("NonResourcePolicyRule", "verbs"): (SET, ()),
+    ("NonResourcePolicyRule", "nonResourceURLs"): (SET, ()),
+    ("FlowSchemaStatus", "conditions"): (MAP, ("type",)),
+    ("PriorityLevelConfigurationStatus", "conditions"): (MAP, ("type",)),
+    ("CustomResourceDefinitionStatus", "conditions"): (MAP, ("type",)),
+}
+"""Go list fields whose ``+listType`` says other than their patch strategy (or that have none)."""
+
 _ZERO_VALUE: Final[dict[str, frozenset[str]]] = {
     "CSINodeDriver": frozenset({"topologyKeys"}),
     "CSINodeSpec": frozenset({"drivers"}),
     "CephFSPersistentVolumeSource": frozenset({"monitors"}),
     "CephFSVolumeSource": frozenset({"monitors"}),
+    "CertificateSigningRequestCondition": frozenset({"lastTransitionTime", "lastUpdateTime"}),
     "ClusterRole": frozenset({"rules"}),
     "ClusterRoleBinding": frozenset({"roleRef"}),
+    "Condition": frozenset({"lastTransitionTime"}),
     "Container": frozenset({"resources"}),
     "ContainerImage": frozenset({"names"}),
     "ContainerResourceMetricSource": frozenset({"target"}),
     "ContainerResourceMetricStatus": frozenset({"current"}),
+    "ContainerStateRunning": frozenset({"startedAt"}),
+    "ContainerStateTerminated": frozenset({"finishedAt", "startedAt"}),
     "ContainerStatus": frozenset({"lastState", "state"}),
+    "ControllerRevision": frozenset({"data"}),
     "CronJobSpec": frozenset({"jobTemplate"}),
+    "CustomResourceDefinitionCondition": frozenset({"lastTransitionTime"}),
     "CustomResourceDefinitionSpec": frozenset({"names", "versions"}),
     "CustomResourceDefinitionStatus": frozenset({"acceptedNames", "conditions", "storedVersions"}),
+    "DaemonSetCondition": frozenset({"lastTransitionTime"}),
     "DaemonSetSpec": frozenset({"selector", "template", "updateStrategy"}),
+    "DeploymentCondition": frozenset({"lastTransitionTime", "lastUpdateTime"}),
     "DeploymentSpec": frozenset({"selector", "strategy", "template"}),
     "Endpoint": frozenset({"addresses", "conditions"}),
     "EndpointSlice": frozenset({"endpoints", "ports"}),
     "EphemeralContainer": frozenset({"resources"}),
-    "Event": frozenset({"involvedObject", "source"}),
+    "Event": frozenset(
+        {
+            "deprecatedFirstTimestamp",
+            "deprecatedLastTimestamp",
+            "deprecatedSource",
+            "eventTime",
+            "firstTimestamp",
+            "involvedObject",
+            "lastTimestamp",
+            "regarding",
+            "source",
+        }
+    ),
+    "EventSeries": frozenset({"lastObservedTime"}),
     "ExternalMetricSource": frozenset({"metric", "target"}),
     "ExternalMetricStatus": frozenset({"current", "metric"}),
+    "HTTPGetAction": frozenset({"port"}),
     "HTTPIngressPath": frozenset({"backend"}),
     "HTTPIngressRuleValue": frozenset({"paths"}),
+    "HorizontalPodAutoscalerCondition": frozenset({"lastTransitionTime"}),
     "HorizontalPodAutoscalerSpec": frozenset({"scaleTargetRef"}),
     "HorizontalPodAutoscalerStatus": frozenset({"currentMetrics"}),
     "IngressServiceBackend": frozenset({"port"}),
     "IngressStatus": frozenset({"loadBalancer"}),
+    "JobCondition": frozenset({"lastProbeTime", "lastTransitionTime"}),
     "JobSpec": frozenset({"template"}),
     "LimitRangeSpec": frozenset({"limits"}),
+    "NamespaceCondition": frozenset({"lastTransitionTime"}),
     "NetworkPolicySpec": frozenset({"podSelector"}),
+    "NodeCondition": frozenset({"lastHeartbeatTime", "lastTransitionTime"}),
     "NodeDaemonEndpoints": frozenset({"kubeletEndpoint"}),
     "NodeSelector": frozenset({"nodeSelectorTerms"}),
     "NodeStatus": frozenset({"daemonEndpoints", "nodeInfo"}),
     "ObjectMetricSource": frozenset({"describedObject", "metric", "target"}),
     "ObjectMetricStatus": frozenset({"current", "describedObject", "metric"}),
+    "PersistentVolumeClaimCondition": frozenset({"lastProbeTime", "lastTransitionTime"}),
     "PersistentVolumeClaimSpec": frozenset({"resources"}),
+    "PodCondition": frozenset({"lastProbeTime", "lastTransitionTime"}),
     "PodSpec": frozenset({"containers"}),
     "PodTemplate": frozenset({"template"}),
     "PodsMetricSource": frozenset({"metric", "target"}),
@@ -136,24 +183,33 @@ _ZERO_VALUE: Final[dict[str, frozenset[str]]] = {
     "ProjectedVolumeSource": frozenset({"sources"}),
     "RBDPersistentVolumeSource": frozenset({"monitors"}),
     "RBDVolumeSource": frozenset({"monitors"}),
+    "ReplicaSetCondition": frozenset({"lastTransitionTime"}),
     "ReplicaSetSpec": frozenset({"selector", "template"}),
+    "ReplicationControllerCondition": frozenset({"lastTransitionTime"}),
+    "ResourceFieldSelector": frozenset({"divisor"}),
     "ResourceMetricSource": frozenset({"target"}),
     "ResourceMetricStatus": frozenset({"current"}),
     "Role": frozenset({"rules"}),
     "RoleBinding": frozenset({"roleRef"}),
     "ScaleIOPersistentVolumeSource": frozenset({"secretRef"}),
     "ScaleIOVolumeSource": frozenset({"secretRef"}),
+    "ServicePort": frozenset({"targetPort"}),
     "ServiceStatus": frozenset({"loadBalancer"}),
+    "StatefulSetCondition": frozenset({"lastTransitionTime"}),
     "StatefulSetSpec": frozenset({"selector", "template", "updateStrategy"}),
+    "TCPSocketAction": frozenset({"port"}),
     "TokenRequestSpec": frozenset({"audiences", "boundObjectRef"}),
+    "TokenRequestStatus": frozenset({"expirationTimestamp"}),
     "TopologySelectorLabelRequirement": frozenset({"values"}),
     "VolumeAttachmentSpec": frozenset({"source"}),
+    "VolumeError": frozenset({"time"}),
     "WebhookConversion": frozenset({"conversionReviewVersions"}),
     "WeightedPodAffinityTerm": frozenset({"podAffinityTerm"}),
 }
 """Members of Go types (Kubernetes 1.24) that their zero value carries, besides non-pointer
-``metadata``, ``spec`` and ``status``: non-pointer structs, and lists, maps and pointers
-without ``omitempty`` (present as null)."""
+``metadata``, ``spec`` and ``status``: non-pointer structs (times as null), and lists, maps and
+pointers without ``omitempty`` (null). Scalars without ``omitempty`` are left out. (core/v1 and
+events.k8s.io/v1 Events share a name: their members are listed together.)"""
 
 _POINTER_STATUS: Final = frozenset({"CustomResourceSubresources"})
 """Types whose ``status`` is a pointer (not in the zero value)."""
@@ -191,6 +247,10 @@ class FieldType(Protocol):
         """Whether an empty map or list at member ``key`` disappears (Go's ``omitempty``)."""
         ...
 
+    def zero_members(self) -> frozenset[str]:
+        """The members the Go zero value of this type carries (``in_zero_value``)."""
+        ...
+
 
 class _Untyped:
     """No schema: maps are granular, lists atomic, every key a field."""
@@ -214,6 +274,9 @@ class _Untyped:
 
     def drops_empty(self, key: str) -> bool:
         return False
+
+    def zero_members(self) -> frozenset[str]:
+        return frozenset()
 
 
 UNTYPED: Final[FieldType] = _Untyped()
@@ -297,6 +360,8 @@ class _Builtin:
         if self.entries:
             return _Builtin(self.model, self.stype, _NO_INFO, (_name(self.model), key))
         info = field_info(self.stype, key)
+        if info == _NO_INFO and self.model is not None:  # the table names Go types too
+            info = field_info(_name(self.model), key)
         member = _members(self.model).get(key) if self.model is not None else None
         model = member.model if member is not None else None
         return _Builtin(
@@ -311,6 +376,14 @@ class _Builtin:
         return _Builtin(self.model, self.stype, _NO_INFO, self.where)
 
     def list_shape(self, items: Sequence[Any]) -> tuple[int, tuple[str, ...]]:
+        declared = _LIST_TYPES.get(self.where)
+        if declared is not None:
+            shape, keys = declared
+            if shape == MAP and all(isinstance(i, dict) for i in items):
+                return MAP, keys
+            if shape == SET and all(not isinstance(i, dict | list) for i in items):
+                return SET, ()
+            return ATOMIC, ()
         info = self.info
         if not info.merges:
             return ATOMIC, ()
@@ -327,10 +400,10 @@ class _Builtin:
         return not self.entries
 
     def in_zero_value(self, key: str) -> bool:
-        name = _name(self.model)
-        if key in ("metadata", "spec") or (key == "status" and name not in _POINTER_STATUS):
-            return self.root or (self.model is not None and key in _members(self.model))
-        return key in _ZERO_VALUE.get(name, ())
+        return key in self.zero_members()
+
+    def zero_members(self) -> frozenset[str]:
+        return _zero_members(self.model) if not self.entries else frozenset()
 
     def drops_empty(self, key: str) -> bool:
         if self.entries or self.model is None:
@@ -339,6 +412,17 @@ class _Builtin:
         return (
             member is not None and member.shape in ("map", "list") and not self.in_zero_value(key)
         )
+
+
+@functools.cache
+def _zero_members(model: Any) -> frozenset[str]:
+    if model is None:
+        return frozenset()
+    name = _name(model)
+    members = _members(model)
+    zero = {"metadata", "spec"} | ({"status"} if name not in _POINTER_STATUS else set())
+    zero = {k for k in zero if k in members and members[k].shape == "struct"}
+    return frozenset(zero | {k for k in _ZERO_VALUE.get(name, ()) if k in members})
 
 
 def builtin_type(group: str, api_version: str, kind: str) -> FieldType:
@@ -397,6 +481,9 @@ class _Schema:
 
     def drops_empty(self, key: str) -> bool:
         return False
+
+    def zero_members(self) -> frozenset[str]:
+        return frozenset()
 
 
 def schema_type(schema: Mapping[str, Any] | None) -> FieldType:

@@ -77,8 +77,8 @@ def resolve(registry: Registry, path: ApiPath) -> Target:
     sub = rest[2] if len(rest) > 2 else ""
     if len(rest) > 3 or (res.namespaced and name is not None and ns is None):
         raise not_found()
-    if sub and sub not in res.subresources and res.crd is None:
-        raise not_found()  # a custom resource's strategy answers for any subresource name
+    if sub and sub not in res.subresources:
+        raise not_found()
     if not res.namespaced:
         ns = ""
     return Target(res, ns, name, sub, legacy_watch)

@@ -7,7 +7,8 @@ for a missing required property, ``Unsupported value`` (with the enum) for an en
 ``Invalid value: <value>: <message>`` for everything else. Per node the checks run in
 kube-openapi's order (type, allOf/anyOf/oneOf/not, string, format, number, array, enum,
 object), each where it applies to the value's JSON type; properties are visited in name order
-(Go visits them in map order, so kube-apiserver's order of several errors varies).
+(Go visits them in map order, so kube-apiserver's order of several errors varies), and an
+error inside a list item names the list's path, without the index, as kube-openapi does.
 
 Only the formats apiextensions-apiserver keeps are checked (``date``, ``date-time``, ``uuid``,
 ``ipv4`` ...); ``int32``, ``double`` and other unknown formats are ignored, as there.
@@ -307,8 +308,8 @@ def _check_array(data: list[Any], schema: Mapping[str, Any], path: str) -> list[
     errors: list[_Error] = []
     items = schema.get("items")
     if isinstance(items, Mapping):
-        for i, item in enumerate(data):
-            errors += _validate(item, items, f"{path}.{i}")
+        for item in data:  # kube-openapi's item validator keeps the list's path (no index)
+            errors += _validate(item, items, path)
     size = len(data)
     min_items = schema.get("minItems")
     if isinstance(min_items, int) and size < min_items:

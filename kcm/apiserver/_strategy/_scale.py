@@ -56,7 +56,7 @@ class ScaleSubresource(Subresource):
             "spec": {"replicas": int(_dig(obj, self.paths.spec_replicas) or 0)},
             "status": {
                 "replicas": int(_dig(obj, self.paths.status_replicas) or 0),
-                "selector": selector,
+                **({"selector": selector} if selector else {}),  # omitempty
             },
         }
 

@@ -154,7 +154,7 @@ class CustomResourceStrategy(Strategy):
             return _CustomResourceStatus(self)
         if name == "scale" and self.resource.has_scale:
             return _CustomResourceScale(self, self.scale_paths())
-        return _Undeclared(self)
+        return super().subresource(name)
 
 
 class _CustomResourceStatus(StatusSubresource):
@@ -171,20 +171,6 @@ class _CustomResourceScale(ScaleSubresource):
     validation then refuses a negative count (``.spec.replicas: ... non-negative``)."""
 
     checks_replicas: ClassVar[bool] = False
-
-
-class _Undeclared(Subresource):
-    """A subresource the CRD version does not declare: 404 for the object (kube's crdHandler)."""
-
-    def _not_found(self, obj: Obj) -> StatusError:
-        res = self.strategy.resource
-        return StatusError.not_found(res.group, res.plural, obj["metadata"].get("name", ""))
-
-    def read(self, obj: Obj) -> Obj:
-        raise self._not_found(obj)
-
-    def prepare_for_update(self, new: Obj, old: Obj) -> Obj:
-        raise self._not_found(old)
 
 
 def _content(obj: Obj, skip: tuple[str, ...] = ()) -> dict[str, Any]:

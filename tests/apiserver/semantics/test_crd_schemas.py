@@ -69,7 +69,7 @@ def _messages(obj: Any, schema: dict[str, Any]) -> list[str]:
         (
             {"type": "array", "items": {"type": "integer"}},
             [1, "two"],
-            'spec.x.1: Invalid value: "string": spec.x.1 in body must be of type integer: "string"',
+            'spec.x: Invalid value: "string": spec.x in body must be of type integer: "string"',
         ),
         (
             {"type": "integer", "enum": [1, 2]},

@@ -384,7 +384,8 @@ def _fields(obj: Any, manager: str) -> Any:
 
 def test_an_update_owns_the_maps_and_items_it_adds() -> None:
     """An Update entry has ``.`` for each map, list and item the write added, except what the
-    kind's Go zero value already has (spec.template, its metadata and spec, containers)."""
+    kind's Go zero value already has (spec.template, its metadata and spec, containers); an
+    added struct brings its own zero members (a container's resources)."""
     created = track_update(None, deployment(), manager="creator", now="T1")
     assert _fields(created, "creator") == {
         "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
@@ -394,7 +395,14 @@ def test_an_update_owns_the_maps_and_items_it_adds() -> None:
             "f:template": {
                 "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
                 "f:spec": {
-                    "f:containers": {'k:{"name":"nginx"}': {".": {}, "f:image": {}, "f:name": {}}}
+                    "f:containers": {  # a new container has its zero-value resources
+                        'k:{"name":"nginx"}': {
+                            ".": {},
+                            "f:image": {},
+                            "f:name": {},
+                            "f:resources": {},
+                        }
+                    }
                 },
             },
         },

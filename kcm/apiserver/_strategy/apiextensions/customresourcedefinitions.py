@@ -68,8 +68,14 @@ class CustomResourceDefinitionStrategy(Strategy):
     def prepare_for_delete(
         self, old: Obj, new: Obj, options: Obj, query: dict[str, str], ctx: Context
     ) -> None:
-        if not new["metadata"].get("deletionTimestamp"):
+        if not new["metadata"].get("deletionTimestamp"):  # no grace period, as kube's REST
+            new["metadata"]["deletionTimestamp"] = ctx.now()
             lifecycle.mark_terminating(new, ctx.now())
+
+    def next_generation(self, new: Obj, old: Obj) -> int:
+        """A spec change bumps it; the deletion does not (kube marks a CRD directly)."""
+        generation = int(old["metadata"].get("generation") or 1)
+        return generation + 1 if self.spec_changed(new, old) else generation
 
     def reset_fields(self, subresource: str) -> tuple[tuple[str, ...], ...]:
         if subresource == "status":

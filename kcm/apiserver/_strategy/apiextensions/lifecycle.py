@@ -18,8 +18,8 @@ shows the CRD as stored before them (as kube-apiserver's does):
   objects (which honour their own finalizers) and, once none is left, drops the finalizer and
   goes away.
 
-Status writes are recorded in managedFields as kube-apiserver's own (``kube-apiserver``,
-``Update`` of the ``status`` subresource).
+Status writes are recorded in managedFields as the controllers' client writes them
+(``Go-http-client``, ``Update`` of the ``status`` subresource).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ __all__ = [
 
 CRD_KEY: Final = ("apiextensions.k8s.io", "customresourcedefinitions")
 CLEANUP_FINALIZER: Final = "customresourcecleanup.apiextensions.k8s.io"
-_MANAGER: Final = "kube-apiserver"
+_MANAGER: Final = "Go-http-client"
 
 
 def condition(crd: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
