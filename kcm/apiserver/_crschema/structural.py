@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from .._field_errors import Cause, forbidden, invalid, not_supported, required
+from .gosyntax import GoSyntax, go_syntax
 from .objectmeta import validate_embedded
 from .pruning import prune
 from .validation import validate
@@ -421,7 +422,8 @@ def _defaults(schema: Mapping[str, Any], path: str, *, embedded_root: bool) -> l
         pruned = copy.deepcopy(default)
         prune(pruned, schema)
         if pruned != default:
-            causes.append(invalid(where, default, "must not have unknown fields"))
+            shown = GoSyntax(go_syntax(default)) if isinstance(default, dict | list) else default
+            causes.append(invalid(where, shown, "must not have unknown fields"))
         causes += validate_embedded(default, schema, where) or validate(default, schema, where)
     items = schema.get("items")
     if isinstance(items, Mapping):

@@ -9,11 +9,13 @@ path its errors name; otherwise ``spec.versions[i].schema``. The schema checks t
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import urlparse
 
 from ..._crschema import validate_schema
+from ..._crschema.gosyntax import GoSyntax
 from ..._field_errors import Cause, forbidden, invalid, not_supported, required
 from ..._names import dns1035_label, dns1123_subdomain
 from ..._object_meta import validate_object_meta
@@ -21,6 +23,7 @@ from ..._object_meta import validate_object_meta
 __all__ = ["validate_crd", "validate_crd_update"]
 
 _APPROVAL: Final = "api-approved.kubernetes.io"
+_PER_VERSION: Final = ("schema", "subresources", "additionalPrinterColumns")
 _PR: Final = "https://github.com/kubernetes/enhancements/pull/1111"
 _COLUMN_TYPES: Final = ["boolean", "date", "integer", "number", "string"]
 _COLUMN_FORMATS: Final = [
@@ -135,14 +138,16 @@ def _spec(spec: Mapping[str, Any]) -> list[Cause]:
         if not hoisted["additionalPrinterColumns"]:
             for j, column in enumerate(version.get("additionalPrinterColumns") or []):
                 causes += _column(column, f"{path}.additionalPrinterColumns[{j}]")
+    shown = GoSyntax(_go_versions(versions, hoisted))
     if not unique:
-        causes.append(invalid("spec.versions", versions, "must contain unique version names"))
+        causes.append(invalid("spec.versions", shown, "must contain unique version names"))
     if sum(1 for v in versions if v.get("storage")) != 1:
-        causes.append(
-            invalid(
-                "spec.versions", versions, "must have exactly one version marked as storage version"
-            )
-        )
+        detail = "must have exactly one version marked as storage version"
+        causes.append(invalid("spec.versions", shown, detail))
+    if versions:  # the internal spec.version is the first version's name
+        first = str(versions[0].get("name") or "")
+        if errs := dns1035_label(first):
+            causes.append(invalid("spec.version", first, ",".join(errs)))
     names = spec.get("names") or {}
     for key in ("plural", "singular", "kind", "listKind"):
         if not names.get(key):
@@ -286,28 +291,77 @@ def _conversion(conversion: Any) -> list[Cause]:
 
 def _stored_versions(stored: list[Any], versions: list[Any]) -> list[Cause]:
     if not stored:
-        return [invalid("status.storedVersions", stored, "must have at least one stored version")]
+        shown = GoSyntax("[]string(nil)")
+        return [invalid("status.storedVersions", shown, "must have at least one stored version")]
     causes: list[Cause] = []
     names = [v.get("name") for v in versions if isinstance(v, Mapping)]
+    hoisted = {key: _identical(versions, key) for key in _PER_VERSION}
     for version in versions:
-        if (
-            isinstance(version, Mapping)
-            and version.get("storage")
-            and version.get("name") not in stored
-        ):
-            causes.append(
-                invalid(
-                    "status.storedVersions",
-                    version,
-                    f"must have the storage version {version.get('name')}",
-                )
-            )
+        if not isinstance(version, Mapping) or not version.get("storage"):
+            continue
+        if version.get("name") not in stored:
+            shown = GoSyntax(_go_version(version, hoisted))
+            detail = f"must have the storage version {version.get('name')}"
+            causes.append(invalid("status.storedVersions", shown, detail))
     for i, name in enumerate(stored):
         if name not in names:
             causes.append(
                 invalid(f"status.storedVersions[{i}]", name, "must appear in spec.versions")
             )
     return causes
+
+
+_POINTER: Final = "0xc000000000"  # Go prints a non-nil pointer's address (masked in tests)
+
+
+def _go_pointer(type_name: str, present: bool) -> str:
+    return f"(*{type_name})({_POINTER if present else 'nil'})"
+
+
+def _go_columns(columns: Any) -> str:
+    if not columns:
+        return "[]apiextensions.CustomResourceColumnDefinition(nil)"
+    items = ", ".join(
+        "apiextensions.CustomResourceColumnDefinition{"
+        f"Name:{json.dumps(c.get('name', ''))}, Type:{json.dumps(c.get('type', ''))}, "
+        f"Format:{json.dumps(c.get('format', ''))}, "
+        f"Description:{json.dumps(c.get('description', ''))}, "
+        f"Priority:{int(c.get('priority') or 0)}, JSONPath:{json.dumps(c.get('jsonPath', ''))}}}"
+        for c in columns
+        if isinstance(c, Mapping)
+    )
+    return "[]apiextensions.CustomResourceColumnDefinition{" + items + "}"
+
+
+def _go_version(version: Mapping[str, Any], hoisted: Mapping[str, bool]) -> str:
+    """A version as Go's ``%#v`` prints the internal ``CustomResourceDefinitionVersion``
+    (per-version fields that every version shares were moved to the spec: nil here)."""
+    schema = not hoisted["schema"] and version.get("schema") is not None
+    subresources = not hoisted["subresources"] and version.get("subresources") is not None
+    columns = (
+        None if hoisted["additionalPrinterColumns"] else version.get("additionalPrinterColumns")
+    )
+    fields = [
+        f"Name:{json.dumps(str(version.get('name') or ''))}",
+        f"Served:{_go_bool(version.get('served'))}",
+        f"Storage:{_go_bool(version.get('storage'))}",
+        f"Deprecated:{_go_bool(version.get('deprecated'))}",
+        "DeprecationWarning:"
+        + _go_pointer("string", version.get("deprecationWarning") is not None),
+        "Schema:" + _go_pointer("apiextensions.CustomResourceValidation", schema),
+        "Subresources:" + _go_pointer("apiextensions.CustomResourceSubresources", subresources),
+        "AdditionalPrinterColumns:" + _go_columns(columns),
+    ]
+    return "apiextensions.CustomResourceDefinitionVersion{" + ", ".join(fields) + "}"
+
+
+def _go_bool(value: Any) -> str:
+    return "true" if value else "false"
+
+
+def _go_versions(versions: list[Any], hoisted: Mapping[str, bool]) -> str:
+    items = ", ".join(_go_version(v, hoisted) for v in versions if isinstance(v, Mapping))
+    return "[]apiextensions.CustomResourceDefinitionVersion{" + items + "}"
 
 
 def _approval(crd: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
