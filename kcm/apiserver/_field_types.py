@@ -32,7 +32,7 @@ from typing import Any, Final, Protocol
 
 import msgspec
 
-from kcm.models import model_for
+from kcm.models import ObjectMeta, model_for
 
 from ._strategic import FieldInfo, field_info, root_type
 
@@ -440,9 +440,12 @@ def builtin_type(group: str, api_version: str, kind: str) -> FieldType:
 
 @dataclass(frozen=True, slots=True)
 class _Schema:
-    """A value of a custom resource: its structural schema (None: nothing declared)."""
+    """A value of a custom resource: its structural schema (None: nothing declared). The
+    ``metadata`` of the object (and of embedded resources) is an ObjectMeta, whatever the
+    schema says."""
 
     schema: Mapping[str, Any] | None
+    resource: bool = False  # the object itself or an x-kubernetes-embedded-resource
 
     @property
     def atomic(self) -> bool:
@@ -453,9 +456,11 @@ class _Schema:
         return props if isinstance(props, Mapping) else {}
 
     def member(self, key: str) -> FieldType:
+        if key == "metadata" and self.resource:
+            return _object_meta()
         prop = self._props().get(key)
         if isinstance(prop, Mapping):
-            return _Schema(prop)
+            return _Schema(prop, bool(prop.get("x-kubernetes-embedded-resource")))
         additional = self.schema.get("additionalProperties") if self.schema else None
         return _Schema(additional if isinstance(additional, Mapping) else None)
 
@@ -474,7 +479,7 @@ class _Schema:
         return ATOMIC, ()
 
     def is_field(self, key: str) -> bool:
-        return key in self._props()
+        return key in self._props() or (self.resource and key in ("apiVersion", "kind", "metadata"))
 
     def in_zero_value(self, key: str) -> bool:
         return False
@@ -488,4 +493,9 @@ class _Schema:
 
 def schema_type(schema: Mapping[str, Any] | None) -> FieldType:
     """The type of a custom resource's objects under its CRD version's schema."""
-    return _Schema(schema)
+    return _Schema(schema, resource=True)
+
+
+@functools.cache
+def _object_meta() -> FieldType:
+    return _Builtin(ObjectMeta, "ObjectMeta")
