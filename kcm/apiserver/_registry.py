@@ -35,6 +35,9 @@ class Resource:
     """For custom resources: the CRD version entry (schema, subresources, columns)."""
     terminating: bool = False
     """For custom resources: their CRD is being deleted (no new objects)."""
+    storage: dict[str, Any] | None = field(default=None, compare=False, hash=False)
+    """For custom resources: the CRD's storage version entry (objects are read through its
+    schema before the served version's)."""
 
     @property
     def api_version(self) -> str:
@@ -170,6 +173,7 @@ class Registry:
             versions = []
         # the storage version first, so it is the preferred version
         ordered = sorted(versions, key=lambda v: not v.get("storage", False))
+        storage = ordered[0] if ordered and ordered[0].get("storage") else None
         for v in ordered:
             if not v.get("served"):
                 continue
@@ -188,6 +192,7 @@ class Registry:
                     categories=tuple(names.get("categories") or ()),
                     crd=v,
                     terminating=conditions.get("Terminating") == "True",
+                    storage=storage,
                 )
             )
         self._custom[name] = served

@@ -75,13 +75,28 @@ class CustomResourceStrategy(Strategy):
         """No scheme defaults: the schema's are applied when the body is decoded."""
 
     def present(self, obj: Obj) -> Obj:
-        schema = self.schema
-        if obj.get("apiVersion") == self.resource.api_version and not _reshapes(schema):
+        """The stored object as read in this version: through the storage version's schema
+        (pruned, defaulted), then, in another version, pruned by its own (no defaults)."""
+        schema, stored = self.schema, self._storage_schema()
+        other = stored is not schema
+        same_version = obj.get("apiVersion") == self.resource.api_version
+        if same_version and not _reshapes(stored) and not (other and _reshapes(schema)):
             return obj
         obj = deep_copy(obj)
+        _coerce(obj, stored)
         obj["apiVersion"] = self.resource.api_version
-        _coerce(obj, schema)
+        if other and schema is not None:
+            kept = {k: obj[k] for k in _TYPE_META if k in obj}
+            prune(obj, schema)
+            obj.update(kept)
         return obj
+
+    def _storage_schema(self) -> dict[str, Any] | None:
+        storage = self.resource.storage
+        if storage is None or storage is self.resource.crd:
+            return self.schema
+        schema = (storage.get("schema") or {}).get("openAPIV3Schema")
+        return schema if isinstance(schema, dict) else None
 
     # -- validation ------------------------------------------------------------------------
 
