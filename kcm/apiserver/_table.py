@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from . import _jsonpath as jsonpath
 from ._registry import Resource
 
 __all__ = ["human_duration", "pod_status", "to_table", "wants_table"]
@@ -497,15 +498,6 @@ _PRINTERS: dict[tuple[str, str], _Printer] = {
 _DEFAULT = _Printer((_AGE,), lambda obj, now: [_age(obj, now)])
 
 
-def _dig(obj: Any, path: str) -> Any:
-    cur = obj
-    for part in path.strip(".").split("."):
-        if not isinstance(cur, Mapping):
-            return None
-        cur = cur.get(part)
-    return cur
-
-
 _NAME_DESCRIPTION = (
     "Name must be unique within a namespace. Is required when creating resources, although some "
     "resources may allow a client to request the generation of an appropriate name "
@@ -560,25 +552,28 @@ def _crd_definitions(crd: Mapping[str, Any]) -> list[dict[str, Any]]:
     return definitions
 
 
+def _first(obj: Any, path: str) -> Any:
+    """The first value a printer column's JSON path selects (None: none)."""
+    found = jsonpath.find(obj, path)
+    return found[0] if found else None
+
+
 def _crd_cell(kind: str, value: Any, now: datetime) -> Any:
     """``cellForJSONValue``: the value if it has the column's type (a ``date`` as an age, a
     ``string`` column prints any value), else empty."""
     if value is None:
         return None
+    number = isinstance(value, int | float) and not isinstance(value, bool)
     if kind == "string":
         if isinstance(value, str):
             return value
-        return (
-            json.dumps(value)
-            if isinstance(value, Mapping | list)
-            else str(value).lower()
-            if isinstance(value, bool)
-            else str(value)
-        )
-    if kind == "integer" and isinstance(value, int | float) and not isinstance(value, bool):
+        if isinstance(value, Mapping | list):
+            return json.dumps(value, separators=(",", ":"))
+        return str(value).lower() if isinstance(value, bool) else str(value)
+    if kind == "integer" and number:
         return int(value)
-    if kind == "number" and isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
+    if kind == "number" and number:  # a float64: Go writes a whole one without ".0"
+        return int(value) if float(value).is_integer() else float(value)
     if kind == "boolean" and isinstance(value, bool):
         return value
     if kind == "date" and isinstance(value, str):
@@ -587,7 +582,7 @@ def _crd_cell(kind: str, value: Any, now: datetime) -> Any:
 
 
 def _crd_printer(crd: Mapping[str, Any]) -> _Printer:
-    """A CRD version's printer columns (simple ``.a.b`` JSON paths)."""
+    """A CRD version's printer columns (their JSON paths, filters included)."""
     specs = _crd_columns(crd)
     columns = tuple(
         (str(c.get("name", "")), str(c.get("type", "string")), int(c.get("priority") or 0))
@@ -596,7 +591,7 @@ def _crd_printer(crd: Mapping[str, Any]) -> _Printer:
 
     def cells(obj: Obj, now: datetime) -> list[Any]:
         return [
-            _crd_cell(str(c.get("type", "")), _dig(obj, str(c.get("jsonPath", ""))), now)
+            _crd_cell(str(c.get("type", "")), _first(obj, str(c.get("jsonPath", ""))), now)
             for c in specs
         ]
 
