@@ -83,6 +83,13 @@ _CATEGORIES: dict[tuple[str, str, str], tuple[str, ...]] = {
 }
 
 
+# Verbs kube-apiserver serves that the models (generated from the OpenAPI paths) get wrong:
+# componentstatuses can be read and listed, not watched (a watch is 405).
+_VERBS: dict[tuple[str, str, str], tuple[str, ...]] = {
+    ("", "v1", "componentstatuses"): ("get", "list"),
+}
+
+
 def _resource(info: ResourceInfo) -> Resource:
     key = (info.group, info.version, info.plural)
     return Resource(
@@ -94,7 +101,7 @@ def _resource(info: ResourceInfo) -> Resource:
         list_kind=info.list_kind or f"{info.kind}List",
         subresources=tuple(info.subresources),
         short_names=tuple(info.short_names),
-        verbs=tuple(info.verbs or _ALL_VERBS),
+        verbs=_VERBS.get(key, tuple(info.verbs or _ALL_VERBS)),
         singular=info.kind.lower(),
         categories=_CATEGORIES.get(key, tuple(info.categories)),
     )
@@ -112,6 +119,7 @@ class Registry:
 
     def __init__(self) -> None:
         self._builtin = _builtins()
+        self._builtin_groups = frozenset(r.group for r in self._builtin)
         self._custom: dict[str, list[Resource]] = {}  # CRD name -> its served versions
         self._rebuild()
 
@@ -148,6 +156,10 @@ class Registry:
 
     def resources_in(self, group: str, version: str) -> list[Resource]:
         return [r for r in self.all if r.group == group and r.version == version]
+
+    def is_builtin_group(self, group: str) -> bool:
+        """Whether kube-apiserver itself serves ``group`` (not only CustomResourceDefinitions)."""
+        return group in self._builtin_groups
 
     def is_custom(self, group: str, plural: str) -> bool:
         return any(

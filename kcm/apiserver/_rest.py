@@ -21,6 +21,7 @@ from ._apply_request import check_applied, check_apply_options, check_name, deco
 from ._field_errors import Cause, invalid
 from ._list import ListPage, list_source, page
 from ._names import generate_name
+from ._options import ListOptions, go_bool
 from ._patch import PatchError, apply_json_patch, apply_merge_patch
 from ._registry import Registry, Resource
 from ._select import build_matcher
@@ -28,6 +29,7 @@ from ._status import StatusError, status_success
 from ._store import Obj, Store, deep_copy
 from ._strategic import apply_strategic_merge_patch
 from ._strategy import Context, Strategy, Subresource, UpdateRules, strategy_for
+from ._tokens import TokenIssuer
 
 __all__ = ["Rest"]
 
@@ -61,11 +63,13 @@ _UNSET_RV = _GoHex(0)
 class Rest:
     """The verbs. ``clock`` stamps creationTimestamp, deletionTimestamp and managedFields."""
 
-    def __init__(self, store: Store, registry: Registry, clock: Clock) -> None:
+    def __init__(
+        self, store: Store, registry: Registry, clock: Clock, tokens: TokenIssuer | None = None
+    ) -> None:
         self.store = store
         self.registry = registry
         self.clock = clock
-        self.ctx = Context(clock, store, registry)
+        self.ctx = Context(clock, store, registry, tokens or TokenIssuer(clock))
         self.ctx.verbs = self
 
     def now(self) -> str:
@@ -78,6 +82,15 @@ class Rest:
         obj = self.store.get(res.storage_key, ns, name)
         if obj is None:
             raise StatusError.not_found(res.group, res.plural, name)
+        return obj
+
+    def _existing_under(
+        self, res: Resource, sub: Subresource, ns: str, name: str, *, write: bool
+    ) -> Obj:
+        """The stored object a subresource request reads or writes; the subresource's 404."""
+        obj = self.store.get(res.storage_key, ns, name)
+        if obj is None:
+            raise sub.missing(name, write=write)
         return obj
 
     def present(self, res: Resource, obj: Obj) -> Obj:
@@ -149,15 +162,17 @@ class Rest:
     def get(self, res: Resource, ns: str, name: str, subresource: str = "") -> Obj:
         """The object, or what its ``subresource`` shows of it (``/scale``: a Scale)."""
         strategy = strategy_for(res)
-        obj = self.existing(res, ns, name)
         if subresource:
-            return strategy.subresource(subresource).read(obj)
-        return strategy.present(obj)
+            sub = strategy.subresource(subresource)
+            return sub.read(self._existing_under(res, sub, ns, name, write=False))
+        return strategy.present(self.existing(res, ns, name))
 
-    def list(self, res: Resource, ns: str | None, query: dict[str, str]) -> Obj:
-        matcher = build_matcher(res, query.get("labelSelector", ""), query.get("fieldSelector", ""))
-        source = list_source(self.store, res, query)
-        found: ListPage = page(source, ns, matcher, strategy_for(res).present)
+    def list(self, res: Resource, ns: str | None, options: ListOptions | None = None) -> Obj:
+        options = options or ListOptions()
+        matcher = build_matcher(res, options.label_selector, options.field_selector)
+        source = list_source(self.store, res, ns, options)
+        present = strategy_for(res).present
+        found: ListPage = page(source, ns, matcher, present, across_namespaces=ns is None)
         meta: dict[str, Any] = {"resourceVersion": str(source.rv)}
         if found.continue_token:
             meta["continue"] = found.continue_token
@@ -292,7 +307,7 @@ class Rest:
         manager: str,
     ) -> Obj:
         """PUT of a view (a Scale): the whole object changes as the main resource would."""
-        old = self.existing(res, ns, name)
+        old = self._existing_under(res, sub, ns, name, write=True)
         new = sub.write(old, body, name)
         saved = self.update(res, ns, name, new, query, manager=manager, old=old, subresource="")
         return sub.read(saved)
@@ -321,7 +336,7 @@ class Rest:
         strategy = strategy_for(res)
         view = strategy.subresource(subresource) if subresource else None
         if view is not None and view.view:
-            base = view.read(self.existing(res, ns, name))
+            base = view.read(self._existing_under(res, view, ns, name, write=True))
         else:
             base = self.existing(res, ns, name)
         patched = _patched(strategy, ctype, deep_copy(base), patch)
@@ -344,7 +359,7 @@ class Rest:
     ) -> tuple[int, Obj]:
         check_apply_options(query)
         applied = decode_apply_body(raw)
-        force = query.get("force", "") in ("true", "1")
+        force = go_bool([query["force"]] if "force" in query else None)
         live = self.store.get(res.storage_key, ns if res.namespaced else "", name)
         if live is None and subresource:
             raise StatusError.not_found(res.group, res.plural, name)
@@ -378,19 +393,27 @@ class Rest:
     # -- delete ----------------------------------------------------------------------------
 
     def delete(self, res: Resource, ns: str, name: str, options: Obj, query: dict[str, str]) -> Obj:
+        """DELETE with ``options`` (a DeleteOptions dict, already validated: the body's or the
+        query's). ``dryRun`` answers what a deletion would, and changes nothing."""
         strategy = strategy_for(res)
         old = self.existing(res, ns, name)
         _check_preconditions(res, name, old, options)
         new = deep_copy(old)
-        _add_propagation_finalizer(new, options, query)
+        _add_propagation_finalizer(new, options)
         strategy.prepare_for_delete(old, new, options, query, self.ctx)
         keep = bool(new["metadata"].get("finalizers")) or strategy.deletion_held(new)
-        if query.get("dryRun"):
-            return strategy.present(new)
+        dry_run = bool(options.get("dryRun"))
         if keep:
-            return self._start_deletion(res, strategy, new, old)
-        final = self.store.delete(res.storage_key, new, old)
-        strategy.after_delete(final, self.ctx)
+            return self._start_deletion(res, strategy, new, old, dry_run=dry_run)
+        final = new
+        if not dry_run:
+            if new["metadata"].get("deletionTimestamp") and not old["metadata"].get(
+                "deletionTimestamp"
+            ):  # a graceful deletion with no grace left: the update, then the delete
+                old = new = self.commit(res, new, old)
+                new = deep_copy(new)
+            final = self.store.delete(res.storage_key, new, old)
+            strategy.after_delete(final, self.ctx)
         if strategy.return_deleted_object:
             return strategy.present(final)
         details: dict[str, Any] = {"name": name}
@@ -400,7 +423,9 @@ class Rest:
         details["uid"] = old["metadata"].get("uid")
         return status_success(details)
 
-    def _start_deletion(self, res: Resource, strategy: Strategy, new: Obj, old: Obj) -> Obj:
+    def _start_deletion(
+        self, res: Resource, strategy: Strategy, new: Obj, old: Obj, *, dry_run: bool = False
+    ) -> Obj:
         """A delete that keeps the object (finalizers, a grace period): mark it deleting."""
         meta = new["metadata"]
         if not meta.get("deletionTimestamp"):
@@ -408,18 +433,21 @@ class Rest:
             meta.setdefault("deletionGracePeriodSeconds", 0)
         if new == old:
             return strategy.present(old)
+        if dry_run:
+            return strategy.present(new)
         updated = self.commit(res, new, old)
         strategy.after_write(updated, self.ctx)
         return strategy.present(updated)
 
     def delete_collection(
-        self, res: Resource, ns: str | None, options: Obj, query: dict[str, str]
+        self,
+        res: Resource,
+        ns: str | None,
+        options: Obj,
+        query: dict[str, str],
+        list_options: ListOptions | None = None,
     ) -> Obj:
-        listed = self.list(
-            res,
-            ns,
-            {k: v for k, v in query.items() if k in ("labelSelector", "fieldSelector")},
-        )
+        listed = self.list(res, ns, list_options)
         deleted = []
         for item in listed["items"]:
             meta = item["metadata"]
@@ -439,8 +467,21 @@ class Rest:
 
     # -- subresources that act -------------------------------------------------------------
 
-    def post(self, res: Resource, ns: str, name: str, subresource: str, body: Any) -> Obj:
-        """POST on an object's subresource (``pods/binding``, ``pods/eviction``); 405 elsewhere."""
+    def post(
+        self, res: Resource, ns: str, name: str, subresource: str, body: Any, *, manager: str = ""
+    ) -> Obj:
+        """POST on an object's subresource (``pods/binding``, ``pods/eviction``,
+        ``serviceaccounts/token``); 405 elsewhere. The posted object records its manager in
+        managedFields, as every create does."""
+        if manager and isinstance(body, dict):
+            body = track_update(
+                None,
+                body,
+                manager=manager,
+                now=self.now(),
+                kind=body.get("kind"),
+                subresource=subresource,
+            )
         return strategy_for(res).subresource(subresource).post(self, ns, name, body)
 
 
@@ -546,31 +587,33 @@ def _patched(strategy: Strategy, ctype: str, doc: Obj, patch: Any) -> Obj:
 
 
 def _check_preconditions(res: Resource, name: str, old: Obj, options: Obj) -> None:
-    """DeleteOptions' preconditions: uid and resourceVersion must match (409)."""
+    """DeleteOptions' preconditions: uid and resourceVersion must match (409). As
+    ``rest.BeforeDelete`` checks them, the conflict names the kind (``ConfigMap "a"``)."""
     meta = old["metadata"]
     pre = options.get("preconditions") or {}
-    if pre.get("uid") and pre["uid"] != meta.get("uid"):
+    if pre.get("uid") is not None and pre["uid"] != meta.get("uid"):
         raise StatusError.conflict(
             res.group,
-            res.plural,
+            res.kind,
             name,
-            f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
-            f"{meta.get('uid')}",
+            f"the UID in the precondition ({pre['uid']}) does not match the UID in record "
+            f"({meta.get('uid')}). The object might have been deleted and then recreated",
         )
-    if pre.get("resourceVersion") and pre["resourceVersion"] != meta.get("resourceVersion"):
+    rv = pre.get("resourceVersion")
+    if rv is not None and rv != meta.get("resourceVersion"):
         raise StatusError.conflict(
             res.group,
-            res.plural,
+            res.kind,
             name,
-            "Precondition failed: ResourceVersion in precondition: "
-            f"{pre['resourceVersion']}, ResourceVersion in object meta: "
-            f"{meta.get('resourceVersion')}",
+            f"the ResourceVersion in the precondition ({rv}) does not match the "
+            f"ResourceVersion in record ({meta.get('resourceVersion')}). The object might "
+            "have been modified",
         )
 
 
-def _add_propagation_finalizer(new: Obj, options: Obj, query: dict[str, str]) -> None:
+def _add_propagation_finalizer(new: Obj, options: Obj) -> None:
     """Foreground and Orphan deletion are finalizers (the garbage collector removes them)."""
-    policy = options.get("propagationPolicy") or query.get("propagationPolicy", "")
+    policy = options.get("propagationPolicy") or ""
     if not policy and options.get("orphanDependents") is not None:
         policy = "Orphan" if options["orphanDependents"] else "Background"
     meta = new["metadata"]

@@ -226,7 +226,7 @@ class ApiServer:
         old.close()
         self.store = self._open_store(old)
         self.registry = Registry()
-        self.rest = Rest(self.store, self.registry, self.clock)
+        self.rest = Rest(self.store, self.registry, self.clock, self.rest.ctx.tokens)
         self.discovery = Discovery(self.registry, self.discovery.address)
         self.app.store = self.store
         self.app.rest = self.rest

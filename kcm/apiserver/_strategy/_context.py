@@ -10,6 +10,7 @@ from kcm.clock import Clock
 
 from .._registry import Registry, Resource
 from .._store import Obj, Store
+from .._tokens import TokenIssuer
 from .core.addresses import ServiceAddresses
 
 __all__ = ["Context", "Verbs"]
@@ -22,7 +23,8 @@ def _format_time(t: datetime) -> str:
 
 @dataclass
 class Context:
-    """The clock, the storage, the served resources and the address allocators of one server.
+    """The clock, the storage, the served resources, the service account token signer and the
+    address allocators of one server.
 
     Strategies are stateless; whatever outlives a request (the next free cluster IP) lives here.
     """
@@ -30,6 +32,7 @@ class Context:
     clock: Clock
     store: Store
     registry: Registry
+    tokens: TokenIssuer
     service_addresses: ServiceAddresses = field(default_factory=ServiceAddresses)
     verbs: Verbs | None = None
     """The verbs, for what a strategy does through them (a CRD deleting its objects)."""
@@ -47,6 +50,8 @@ class Context:
 
 class Verbs(Protocol):
     """The verbs a subresource that acts on its object calls back into (the :class:`Rest`)."""
+
+    ctx: Context
 
     def now(self) -> str:
         """The current time as a ``metav1.Time``."""

@@ -20,6 +20,7 @@ from .core.pods import PodStrategy
 from .core.podtemplates import PodTemplateStrategy
 from .core.replicationcontrollers import ReplicationControllerStrategy
 from .core.secrets import SecretStrategy
+from .core.serviceaccounts import ServiceAccountStrategy
 from .core.services import ServiceStrategy
 from .customresources import CustomResourceStrategy
 from .rbac.roles import RbacStrategy
@@ -37,6 +38,7 @@ _STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "ReplicationController"): ReplicationControllerStrategy,
     ("", "Secret"): SecretStrategy,
     ("", "Service"): ServiceStrategy,
+    ("", "ServiceAccount"): ServiceAccountStrategy,
     ("apps", "DaemonSet"): DaemonSetStrategy,
     ("apps", "Deployment"): DeploymentStrategy,
     ("apps", "ReplicaSet"): ReplicaSetStrategy,

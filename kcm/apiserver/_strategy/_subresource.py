@@ -56,6 +56,12 @@ class Subresource:
         """What POST does on the object's subresource (answered 201); 405 unless a kind says."""
         raise StatusError.method_not_allowed()
 
+    def missing(self, name: str, *, write: bool) -> StatusError:
+        """The 404 for a subresource of a missing object (``write``: PUT or PATCH): the
+        parent's NotFound, unless a subresource names itself."""
+        res = self.strategy.resource
+        return StatusError.not_found(res.group, res.plural, name)
+
 
 class StatusSubresource(Subresource):
     """``/status``: only status changes (the status strategy's PrepareForUpdate)."""

@@ -185,7 +185,7 @@ class _CustomResourceScale(ScaleSubresource):
     """``/scale``: a Scale's replicas go into the object unchecked; the custom resource's
     validation then refuses a negative count (``.spec.replicas: ... non-negative``)."""
 
-    checks_replicas: ClassVar[bool] = False
+    validates_scale: ClassVar[bool] = False
 
 
 def _content(obj: Obj, skip: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -135,7 +135,7 @@ def test_object_meta_rules() -> None:
     assert big == [
         {
             "reason": "FieldValueTooLong",
-            "message": "Too long: may not be more than 262144 bytes",
+            "message": "Too long: must have at most 262144 bytes",
             "field": "metadata.annotations",
         }
     ]
