@@ -33,6 +33,11 @@ class Resource:
     categories: tuple[str, ...] = ()
     crd: dict[str, Any] | None = field(default=None, compare=False, hash=False)
     """For custom resources: the CRD version entry (schema, subresources, columns)."""
+    terminating: bool = False
+    """For custom resources: their CRD is being deleted (no new objects)."""
+    storage: dict[str, Any] | None = field(default=None, compare=False, hash=False)
+    """For custom resources: the CRD's storage version entry (objects are read through its
+    schema before the served version's)."""
 
     @property
     def api_version(self) -> str:
@@ -164,16 +169,25 @@ class Registry:
     # -- custom resources ------------------------------------------------------------------
 
     def set_crd(self, crd: dict[str, Any]) -> None:
-        """Serve (or stop serving, when it is being deleted) what ``crd`` declares."""
+        """Serve what ``crd`` declares, once its names are accepted or it is established
+        (kube-apiserver's crdHandler); a CRD without either is not served."""
         name = crd.get("metadata", {}).get("name", "")
         spec = crd.get("spec") or {}
         names = spec.get("names") or {}
         versions = spec.get("versions") or []
         served: list[Resource] = []
+        conditions = {
+            c.get("type"): c.get("status")
+            for c in (crd.get("status") or {}).get("conditions") or ()
+            if isinstance(c, dict)
+        }
+        if "True" not in (conditions.get("NamesAccepted"), conditions.get("Established")):
+            versions = []
         # the storage version first, so it is the preferred version
         ordered = sorted(versions, key=lambda v: not v.get("storage", False))
+        storage = ordered[0] if ordered and ordered[0].get("storage") else None
         for v in ordered:
-            if not v.get("served", True):
+            if not v.get("served"):
                 continue
             subs = v.get("subresources") or {}
             served.append(
@@ -189,6 +203,8 @@ class Registry:
                     singular=names.get("singular") or names.get("kind", "").lower(),
                     categories=tuple(names.get("categories") or ()),
                     crd=v,
+                    terminating=conditions.get("Terminating") == "True",
+                    storage=storage,
                 )
             )
         self._custom[name] = served

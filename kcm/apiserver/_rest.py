@@ -13,13 +13,12 @@ import json
 import uuid
 from typing import Any
 
-import yaml
-
 from kcm.clock import Clock
 
 from ._admission import admit_create
 from ._apply import ApplyConflict, apply_ssa, track_update
-from ._field_errors import Cause
+from ._apply_request import check_applied, check_apply_options, check_name, decode_apply_body
+from ._field_errors import Cause, invalid
 from ._list import ListPage, list_source, page
 from ._names import generate_name
 from ._options import ListOptions, go_bool
@@ -55,6 +54,16 @@ _OMITTED_WHEN_EMPTY = ("labels", "annotations", "finalizers", "ownerReferences")
 """ObjectMeta maps and lists Go does not write when empty (``omitempty``)."""
 
 
+class _GoHex(int):
+    """A uint64 as Go's ``%#v`` prints it in a field error (``0x0``)."""
+
+    def __str__(self) -> str:
+        return hex(self)
+
+
+_UNSET_RV = _GoHex(0)
+
+
 class Rest:
     """The verbs. ``clock`` stamps creationTimestamp, deletionTimestamp and managedFields."""
 
@@ -65,6 +74,7 @@ class Rest:
         self.registry = registry
         self.clock = clock
         self.ctx = Context(clock, store, registry, tokens or TokenIssuer(clock))
+        self.ctx.verbs = self
 
     def now(self) -> str:
         return self.ctx.now()
@@ -122,11 +132,27 @@ class Rest:
             raise StatusError.bad_request("metadata must be an object")
         return body
 
-    def _track(self, old: Obj | None, new: Obj, manager: str, operation: str) -> Obj:
+    def _track(
+        self,
+        strategy: Strategy,
+        old: Obj | None,
+        new: Obj,
+        manager: str,
+        operation: str,
+        subresource: str = "",
+    ) -> Obj:
         if not manager or operation == "Apply":
             return new
         return track_update(
-            old, new, manager=manager, operation=operation, now=self.now(), kind=new.get("kind")
+            old,
+            new,
+            manager=manager,
+            operation=operation,
+            now=self.now(),
+            kind=new.get("kind"),
+            subresource=subresource,
+            field_type=strategy.field_type(),
+            ignored=strategy.reset_fields(subresource),
         )
 
     @staticmethod
@@ -178,12 +204,14 @@ class Rest:
         """Create an object; ``who`` is whom an access review answers for (the
         administrator when not given)."""
         strategy = strategy_for(res)
+        strategy.admit_create()
         obj = self._check_type(res, body)
+        strategy.decode(obj)
         meta = obj["metadata"]
         _place(res, ns, meta)
         if strategy.answers_create:
             answered = strategy.answer(obj, who or Requester.admin(), self.ctx)
-            return self._track(None, answered, manager, "Update")
+            return self._track(strategy, None, answered, manager, "Update")
         if not meta.get("name"):
             meta["name"] = self._name_from_generate_name(res, meta)
         name = meta["name"]
@@ -194,7 +222,7 @@ class Rest:
         _stamp_new(meta, self.now())
         _omit_empty(meta)
         strategy.prepare_for_create(obj, self.ctx)
-        obj = self._track(None, obj, manager, "Update")
+        obj = self._track(strategy, None, obj, manager, "Update")
         if query.get("dryRun"):
             return obj
         created = self.store.create(res.storage_key, obj)
@@ -250,7 +278,15 @@ class Rest:
             rules = sub
         old = old if old is not None else self.existing(res, ns, name)
         new = self._check_type(res, body)
+        strategy.decode(new)
         _check_update_target(res, ns, name, new, old)
+        if not new["metadata"].get("resourceVersion") and not strategy.allow_unconditional_update:
+            raise StatusError.invalid(
+                res.group,
+                res.plural,
+                name,
+                [invalid("metadata.resourceVersion", _UNSET_RV, "must be specified for an update")],
+            )
         new = rules.prepare_for_update(new, old)
         _carry_over_metadata(res, name, new, old)
         _omit_empty(new["metadata"])
@@ -260,7 +296,7 @@ class Rest:
         rules.default_on_update(new)
         if strategy.spec_changed(new, old):
             self._raise_invalid(res, new, rules.validate_update(new, old))
-        new = self._track(old, new, manager, operation)
+        new = self._track(strategy, old, new, manager, operation, subresource)
         if new == old:
             return strategy.present(old)  # no-op: kube-apiserver skips the write
         if query.get("dryRun"):
@@ -339,17 +375,15 @@ class Rest:
         subresource: str,
         manager: str,
     ) -> tuple[int, Obj]:
-        if not query.get("fieldManager"):
-            raise StatusError.bad_request(
-                "PATCH request must have a fieldManager: the field manager is required for apply "
-                "requests"
-            )
-        applied = _apply_body(raw)
+        check_apply_options(query)
+        applied = decode_apply_body(raw)
         force = go_bool([query["force"]] if "force" in query else None)
         live = self.store.get(res.storage_key, ns if res.namespaced else "", name)
         if live is None and subresource:
             raise StatusError.not_found(res.group, res.plural, name)
+        check_applied(res, ns, name, applied)
         try:
+            strategy = strategy_for(res)
             merged = apply_ssa(
                 deep_copy(live) if live is not None else None,
                 applied,
@@ -358,13 +392,15 @@ class Rest:
                 group=res.group,
                 kind=res.kind,
                 now=self.now(),
+                subresource=subresource,
+                field_type=strategy.field_type(),
+                ignored=strategy.reset_fields(subresource),
             )
         except ApplyConflict as exc:
-            raise StatusError.from_status(
-                exc.to_status(name=name, group=res.group, kind=res.plural)
-            ) from exc
+            raise StatusError.from_status(exc.to_status()) from exc
         except PatchError as exc:
             raise StatusError.from_status(exc.to_status()) from exc
+        check_name(name, merged)
         if live is None:
             merged.setdefault("metadata", {})["name"] = name
             return 201, self.create(res, ns if res.namespaced else None, merged, query)
@@ -417,7 +453,9 @@ class Rest:
             return strategy.present(old)
         if dry_run:
             return strategy.present(new)
-        return strategy.present(self.commit(res, new, old))
+        updated = self.commit(res, new, old)
+        strategy.after_write(updated, self.ctx)
+        return strategy.present(updated)
 
     def delete_collection(
         self,
@@ -586,18 +624,6 @@ def _patched(strategy: Strategy, ctype: str, doc: Obj, patch: Any) -> Obj:
     if not isinstance(patched, dict):
         raise StatusError.bad_request("the patch did not produce an object")
     return patched
-
-
-def _apply_body(raw: bytes) -> Obj:
-    """A server-side apply body: a YAML (or JSON) object, made JSON-clean."""
-    try:
-        applied = yaml.safe_load(raw or b"")
-    except yaml.YAMLError as exc:
-        raise StatusError.bad_request(f"error decoding YAML: {exc}") from exc
-    if not isinstance(applied, dict):
-        raise StatusError.bad_request("the apply body must be an object")
-    clean: Obj = json.loads(json.dumps(applied, default=str))
-    return clean
 
 
 def _check_preconditions(res: Resource, name: str, old: Obj, options: Obj) -> None:

@@ -14,11 +14,19 @@ from datetime import datetime
 from typing import Any
 
 from . import cluster, core, pods, workloads
-from ._format import Obj, human_duration, since
+from ._format import Obj, human_duration, parse_time, since
 from ._printer import Column, Printer
 from .pods import pod_status
 
-__all__ = ["Column", "Printer", "human_duration", "pod_status", "printer_for", "since"]
+__all__ = [
+    "Column",
+    "Printer",
+    "human_duration",
+    "parse_time",
+    "pod_status",
+    "printer_for",
+    "since",
+]
 
 
 def _created_at(obj: Obj, now: datetime) -> list[Any]:

@@ -4,6 +4,9 @@ The verbs in :mod:`.._rest` are generic; everything that differs by kind is a ho
 kind's :class:`Strategy`, which ``strategy_for(resource)`` returns. The hook points, in the
 order the verbs call them:
 
+- **decoding** (create and update bodies): ``admit_create()`` first on a create (a kind may
+  refuse creates: 405), then ``decode(obj)`` (custom resources: pruning, defaulting);
+  ``allow_unconditional_update`` says whether a PUT may omit the resourceVersion (422).
 - **create**: ``validate(obj)`` (ObjectMeta with the kind's ``name_rule``, then the kind's
   fields), then, once the server has stamped uid/creationTimestamp/generation,
   ``prepare_for_create(obj, ctx)`` (reset status unless ``keeps_status_on_create``; defaults),
@@ -17,8 +20,8 @@ order the verbs call them:
   ``validate_update(new, old)`` when ``spec_changed(new, old)`` (immutable fields live here).
 - **delete**: ``prepare_for_delete(old, new, options, query, ctx)`` (a pod's grace period, a
   namespace's Terminating phase); the object stays while it has finalizers or
-  ``deletion_held(obj)``; then ``after_delete(obj, ctx)``; ``return_deleted_object`` says what
-  DELETE answers.
+  ``deletion_held(obj)`` (and ``after_write`` runs for that write); then
+  ``after_delete(obj, ctx)``; ``return_deleted_object`` says what DELETE answers.
 - **reads**: ``present(obj)`` (the object as served in the requested version) and
   ``selectable_fields()`` (field selectors beyond the kind's field labels).
 - **subresources**: ``subresource(name)`` returns a :class:`Subresource`: ``status`` and

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Protocol
 
 from .._field_errors import Cause
+from .._field_types import FieldType, builtin_type
 from .._names import dns1123_subdomain
 from .._object_meta import validate_object_meta
 from .._registry import Resource
@@ -48,6 +49,9 @@ class Strategy:
     strategic_merge_patch: ClassVar[bool] = True
     """Whether the kind takes strategic merge patches (415 otherwise)."""
 
+    allow_unconditional_update: ClassVar[bool] = True
+    """Whether a PUT may omit ``metadata.resourceVersion`` (otherwise 422)."""
+
     template_restart_policy: ClassVar[str] = "Always"
     """The ``restartPolicy`` a pod template of this kind defaults to."""
 
@@ -56,6 +60,14 @@ class Strategy:
 
     def __init__(self, resource: Resource) -> None:
         self.resource = resource
+
+    # -- decoding --------------------------------------------------------------------------
+
+    def admit_create(self) -> None:
+        """Refuse any create of this kind now (raise a StatusError); runs first on a create."""
+
+    def decode(self, obj: Obj) -> None:
+        """What decoding a create or update body does to it before any other hook."""
 
     # -- validation ------------------------------------------------------------------------
 
@@ -160,6 +172,23 @@ class Strategy:
 
     def selectable_fields(self) -> tuple[str, ...]:
         """JSON paths field selectors may name beyond the kind's built-in field labels."""
+        return ()
+
+    # -- managed fields ----------------------------------------------------------------------
+
+    def field_type(self) -> FieldType:
+        """The type managedFields are computed with (server-side apply's schema)."""
+        res = self.resource
+        return builtin_type(res.group, res.api_version, res.kind)
+
+    def reset_fields(self, subresource: str) -> tuple[tuple[str, ...], ...]:
+        """The FieldsV1 paths a write here resets, which nobody owns through it (kube's
+        ``GetResetFields``): ``spec`` on ``/status``, ``status`` on the main resource of a
+        kind with a status subresource."""
+        if subresource == "status":
+            return (("f:spec",),)
+        if not subresource and self.resource.has_status:
+            return (("f:status",),)
         return ()
 
     # -- subresources ----------------------------------------------------------------------

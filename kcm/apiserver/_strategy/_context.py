@@ -34,6 +34,11 @@ class Context:
     registry: Registry
     tokens: TokenIssuer
     service_addresses: ServiceAddresses = field(default_factory=ServiceAddresses)
+    verbs: Verbs | None = None
+    """The verbs, for what a strategy does through them (a CRD deleting its objects)."""
+    finalizing: set[str] = field(default_factory=set)
+    """CRDs whose objects are being deleted right now (their deletions must not finish the
+    CRD from inside that loop)."""
 
     def now(self) -> str:
         return _format_time(self.clock.now())

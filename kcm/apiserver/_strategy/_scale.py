@@ -34,6 +34,10 @@ class ScaleSubresource(Subresource):
 
     view: ClassVar[bool] = True
 
+    validates_scale: ClassVar[bool] = True
+    """Whether the Scale is validated here (``ValidateScale``: its metadata, a negative
+    ``spec.replicas``); a custom resource's is not, its own validation refuses bad replicas."""
+
     def __init__(self, strategy: Strategy, paths: ScalePaths) -> None:
         super().__init__(strategy)
         self.paths = paths
@@ -54,7 +58,7 @@ class ScaleSubresource(Subresource):
             "spec": {"replicas": int(_dig(obj, self.paths.spec_replicas) or 0)},
             "status": {
                 "replicas": int(_dig(obj, self.paths.status_replicas) or 0),
-                "selector": selector,
+                **({"selector": selector} if selector else {}),  # omitempty
             },
         }
 
@@ -65,8 +69,12 @@ class ScaleSubresource(Subresource):
         if not isinstance(body, dict):
             raise StatusError.bad_request("the body of the request must be a Scale object")
         replicas = (body.get("spec") or {}).get("replicas")
-        causes = validate_object_meta(body, name_rule=dns1123_subdomain, namespaced=res.namespaced)
-        if not isinstance(replicas, int) or replicas < 0:
+        causes = (
+            validate_object_meta(body, name_rule=dns1123_subdomain, namespaced=res.namespaced)
+            if self.validates_scale
+            else []
+        )
+        if not isinstance(replicas, int) or (replicas < 0 and self.validates_scale):
             causes.append(
                 {
                     "reason": "FieldValueInvalid",

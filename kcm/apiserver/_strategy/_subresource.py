@@ -96,4 +96,7 @@ class StatusSubresource(Subresource):
             merged["status"] = new["status"]
         else:
             merged.pop("status", None)
+        fields = (new.get("metadata") or {}).get("managedFields")
+        if fields is not None:  # what an apply to /status recorded
+            merged["metadata"]["managedFields"] = fields
         return merged
