@@ -19,7 +19,8 @@ pieces. The families:
   (:func:`calculate_replica_status`).
 * **ControllerRevision history**: :class:`History` and the pure helpers around it
   (:func:`new_controller_revision`, :func:`hash_controller_revision`, ...), for controllers that
-  keep revisions of their template (DaemonSet, StatefulSet).
+  keep revisions of their template (DaemonSet, StatefulSet); :func:`template_patch` and
+  :func:`template_from_patch` are a pod template as revision data, and back.
 * **Small shared answers**: :func:`is_namespace_terminating` (a create refused by a
   terminating namespace), :func:`finished_condition`/:func:`is_finished` (Jobs),
   :func:`safe_encode_string` (hashes as text), and :func:`root_ca`/:func:`read_root_ca` (the
@@ -68,6 +69,8 @@ from ._safe_encoding import SAFE_ALPHABET as SAFE_ALPHABET
 from ._safe_encoding import safe_encode_string as safe_encode_string
 from ._slow_start import SLOW_START_INITIAL_BATCH_SIZE as SLOW_START_INITIAL_BATCH_SIZE
 from ._slow_start import slow_start_batch as slow_start_batch
+from ._template_revision import template_from_patch as template_from_patch
+from ._template_revision import template_patch as template_patch
 
 __all__ = [
     "BURST_REPLICAS",
@@ -110,4 +113,6 @@ __all__ = [
     "safe_encode_string",
     "slow_start_batch",
     "sort_controller_revisions",
+    "template_from_patch",
+    "template_patch",
 ]
