@@ -7,11 +7,12 @@ its selector matches (after a live GET of the set); claim its pods (only those n
 the current and update revisions; run one pass over the pods (:mod:`._replicas`); write the
 status if it changed; delete history beyond ``revisionHistoryLimit`` (also after a failed
 pass). With ``minReadySeconds``, a set whose pods are not all available is looked at again
-``minReadySeconds`` later.
+``minReadySeconds`` + 1 s later.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -29,9 +30,9 @@ from kcm.controllerkit import (
     recheck_deletion_timestamp,
     sort_controller_revisions,
 )
-from kcm.errors import Conflict, KcmError
+from kcm.errors import Conflict, KcmError, NotFound
 from kcm.informers import SharedInformerFactory
-from kcm.models import ObjectKey, resource_info_for
+from kcm.models import ObjectKey, object_key, resource_info_for
 from kcm.models.apps_v1 import ControllerRevision, StatefulSet
 from kcm.models.core_v1 import PersistentVolumeClaim, Pod
 from kcm.record import EventRecorder
@@ -54,7 +55,13 @@ from ._revisions import apply_revision, revisions_to_delete, stateful_set_revisi
 from ._spec import min_ready_seconds, replicas
 from ._status import SetStatus, complete_rolling_update, status_differs, status_patch
 
-__all__ = ["DEFAULT_WORKERS", "NAME", "StatefulSetController"]
+__all__ = [
+    "DEFAULT_WORKERS",
+    "NAME",
+    "STALE_CACHE_MAX_WAIT",
+    "STALE_CACHE_RECHECK",
+    "StatefulSetController",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +72,11 @@ DEFAULT_WORKERS = 5
 """``--concurrent-statefulset-syncs``."""
 
 _KIND = resource_info_for(StatefulSet)
+STALE_CACHE_RECHECK = 1.0
+"""Seconds after which a sync skipped for a stale cache runs again even without an event."""
+STALE_CACHE_MAX_WAIT = 30.0
+"""How long a sync waits for the cache to show the controller's last status write before it
+acts on what the cache shows, as kube-controller-manager always does."""
 _STATUS_ATTEMPTS = 5
 """client-go's ``retry.DefaultRetry``: a status write is tried five times on conflicts."""
 
@@ -112,6 +124,8 @@ class StatefulSetController:
     ) -> None:
         self._client = client
         self._clock = clock
+        self._superseded: dict[ObjectKey, tuple[str, float]] = {}
+        """Per set: the resourceVersion our last status write replaced, and when."""
         set_informer = factory.informer_for(StatefulSet)
         pod_informer = factory.informer_for(Pod)
         claim_informer = factory.informer_for(PersistentVolumeClaim)
@@ -150,7 +164,11 @@ class StatefulSetController:
         """
         sts = self.sets.namespace(key.namespace).get_or_none(key.name)
         if sts is None:
+            self._superseded.pop(key, None)
             return Result()
+        if self._cache_is_stale(key, sts):
+            # The informer event for our status write requeues the key; this is a safety net.
+            return Result(requeue_after=STALE_CACHE_RECHECK)
         try:
             selector = LabelSelector.from_model(sts.spec.selector if sts.spec else None)
         except SelectorParseError as exc:
@@ -161,8 +179,26 @@ class StatefulSetController:
         status = await self._update(sts, selector, pods)
         min_ready = min_ready_seconds(sts)
         if min_ready > 0 and status.available_replicas != replicas(sts):
-            return Result(requeue_after=float(min_ready))  # look again once it may be available
+            # Look again once pods may be available. Go waits exactly minReadySeconds and
+            # relies on time having moved on since the pod turned Ready (a Ready time is kept
+            # in whole seconds); the extra second makes the check conclusive on any clock.
+            return Result(requeue_after=float(min_ready) + 1.0)
         return Result()
+
+    def _cache_is_stale(self, key: ObjectKey, sts: StatefulSet) -> bool:
+        """The cache still shows the set as it was before this controller's last status write
+        (for at most :data:`STALE_CACHE_MAX_WAIT`): counting from it would write a status that
+        forgets the last one (its collision count, say)."""
+        superseded = self._superseded.get(key)
+        if superseded is None:
+            return False
+        version, at = superseded
+        if sts.metadata.resource_version == version and (
+            self._clock.monotonic() - at < STALE_CACHE_MAX_WAIT
+        ):
+            return True
+        del self._superseded[key]
+        return False
 
     def _can_adopt(self, sts: StatefulSet) -> Callable[[], Awaitable[None]]:
         """A live GET of the set before adopting anything (``RecheckDeletionTimestamp``)."""
@@ -224,7 +260,8 @@ class StatefulSetController:
             errors.append(exc)
         try:
             for revision in revisions_to_delete(sts, pods, revisions, current, update):
-                await self.history.delete_controller_revision(revision)
+                with contextlib.suppress(NotFound):  # a stale cache: it is gone already
+                    await self.history.delete_controller_revision(revision)
         except KcmError as exc:
             errors.append(exc)
         if len(errors) == 1:
@@ -251,7 +288,6 @@ class StatefulSetController:
         for attempt in range(_STATUS_ATTEMPTS):
             try:
                 await api.patch_status(str(sts.metadata.name), status_patch(version, status))
-                return
             except Conflict:
                 if attempt == _STATUS_ATTEMPTS - 1:
                     raise
@@ -259,3 +295,7 @@ class StatefulSetController:
                 if live.status != sts.status:
                     raise
                 version = live.metadata.resource_version
+                continue
+            if version:
+                self._superseded[object_key(sts)] = (version, self._clock.monotonic())
+            return

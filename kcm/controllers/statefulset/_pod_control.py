@@ -75,11 +75,11 @@ class StatefulPodControl:
         Raises:
             ApiError, TransportError, StatefulPodError: a claim or the pod was not created.
         """
-        try:
-            await self._create_claims(sts, pod)
-        except KcmError as exc:
-            self._pod_event("create", sts, pod, exc)
-            raise
+        failure = await self._create_claims(sts, pod)
+        if failure is not None:
+            message, error = failure
+            self._pod_event("create", sts, pod, message)
+            raise error
         try:
             await self._client.api(Pod, sts.metadata.namespace).create(pod)
         except AlreadyExists:
@@ -107,11 +107,11 @@ class StatefulPodControl:
                     wanted = with_identity(sts, wanted)
                 if not storage_matches(sts, wanted):
                     wanted = with_storage(sts, wanted)
-                    try:
-                        await self._create_claims(sts, wanted)
-                    except KcmError as exc:
-                        self._pod_event("update", sts, pod, exc)
-                        raise
+                    failure = await self._create_claims(sts, wanted)
+                    if failure is not None:
+                        message, error = failure
+                        self._pod_event("update", sts, pod, message)
+                        raise error
                 if wanted == current:
                     return
                 attempted = True
@@ -150,13 +150,14 @@ class StatefulPodControl:
             f"Pod {pod.metadata.name}",
         )
 
-    async def _create_claims(self, sts: StatefulSet, pod: Pod) -> None:
+    async def _create_claims(self, sts: StatefulSet, pod: Pod) -> tuple[str, KcmError] | None:
         """Create the claims of ``pod`` that the cache does not have
         (``createPersistentVolumeClaims``); every claim is tried.
 
-        Raises:
-            ApiError, TransportError: the one claim that failed.
-            StatefulPodError: several failed, or a claim is being deleted.
+        Returns:
+            None when every claim exists now; else what went wrong as Go words it (the pod
+            event's text) and the error to raise: the API error of the one claim that
+            failed, or a :class:`StatefulPodError` for several, or a claim being deleted.
         """
         namespace = sts.metadata.namespace
         api = self._client.api(PersistentVolumeClaim, namespace)
@@ -178,25 +179,27 @@ class StatefulPodControl:
             elif existing.metadata.deletion_timestamp is not None:
                 failures.append((f"pvc {name} is being deleted", None))
         if not failures:
-            return
-        if len(failures) == 1 and failures[0][1] is not None:
-            raise failures[0][1]
+            return None
         texts = [text for text, _ in failures]
         message = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
-        cause = next((exc for _, exc in failures if exc is not None), None)
-        raise StatefulPodError(message) from cause
+        if len(failures) == 1 and failures[0][1] is not None:
+            return message, failures[0][1]
+        error = StatefulPodError(message)
+        error.__cause__ = next((exc for _, exc in failures if exc is not None), None)
+        return message, error
 
     def _pod_event(
-        self, verb: str, sts: StatefulSet, pod: Pod, error: BaseException | None
+        self, verb: str, sts: StatefulSet, pod: Pod, error: BaseException | str | None
     ) -> None:
-        """``recordPodEvent``."""
+        """``recordPodEvent`` (``error``: the failure, or its text)."""
         what = f"{verb} Pod {pod.metadata.name} in StatefulSet {sts.metadata.name}"
         if error is None:
             self._recorder.event(sts, "Normal", f"Successful{verb.title()}", f"{what} successful")
-        else:
-            self._recorder.event(
-                sts, "Warning", f"Failed{verb.title()}", f"{what} failed error: {error_text(error)}"
-            )
+            return
+        text = error if isinstance(error, str) else error_text(error)
+        self._recorder.event(
+            sts, "Warning", f"Failed{verb.title()}", f"{what} failed error: {text}"
+        )
 
     def _claim_event(
         self, sts: StatefulSet, pod: Pod, claim: PersistentVolumeClaim, error: KcmError | None
