@@ -1,6 +1,6 @@
 """The StatefulSet controller: pods with stable identities and storage, in order.
 
-kube-controller-manager's ``statefulset`` controller (§10, Kubernetes 1.24): pods
+kube-controller-manager 1.24's ``statefulset`` controller (§10): pods
 ``<set>-<ordinal>`` with the ``statefulset.kubernetes.io/pod-name`` label, a hostname and the
 set's ``serviceName`` as subdomain, and a PersistentVolumeClaim per ``volumeClaimTemplate``
 created before the pod and kept; OrderedReady (one at a time, in ordinal order, waiting for
