@@ -19,7 +19,8 @@ pieces. The families:
   (:func:`calculate_replica_status`).
 * **ControllerRevision history**: :class:`History` and the pure helpers around it
   (:func:`new_controller_revision`, :func:`hash_controller_revision`, ...), for controllers that
-  keep revisions of their template (DaemonSet, StatefulSet).
+  keep revisions of their template (DaemonSet, StatefulSet); :func:`template_patch` and
+  :func:`template_from_patch` are a pod template as revision data, and back.
 * **Service endpoints**: a pod as an endpoint (:func:`should_pod_be_in_endpoints`,
   :func:`find_port`, :func:`should_set_hostname`), the Services a pod event concerns
   (:func:`services_to_update_on_pod_change`), the last-change trigger time
@@ -100,6 +101,8 @@ from ._services import services_for_pod as services_for_pod
 from ._services import services_to_update_on_pod_change as services_to_update_on_pod_change
 from ._slow_start import SLOW_START_INITIAL_BATCH_SIZE as SLOW_START_INITIAL_BATCH_SIZE
 from ._slow_start import slow_start_batch as slow_start_batch
+from ._template_revision import template_from_patch as template_from_patch
+from ._template_revision import template_patch as template_patch
 from ._trigger_time import (
     LAST_CHANGE_TRIGGER_TIME_ANNOTATION as LAST_CHANGE_TRIGGER_TIME_ANNOTATION,
 )
@@ -176,4 +179,6 @@ __all__ = [
     "should_set_hostname",
     "slow_start_batch",
     "sort_controller_revisions",
+    "template_from_patch",
+    "template_patch",
 ]

@@ -370,6 +370,13 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 start_order=-1,
             ),
             ControllerSpec(
+                "statefulset",
+                "statefulset",
+                "Runs StatefulSets' pods in order, with stable names and storage.",
+                "--concurrent-statefulset-syncs",
+                5,
+            ),
+            ControllerSpec(
                 "ttl-after-finished",
                 "ttlafterfinished",
                 "Deletes finished Jobs once spec.ttlSecondsAfterFinished has passed.",

@@ -244,9 +244,9 @@ def _wait_for_default_service_account(client: httpx.Client, ns: str) -> None:
 def run_scenario(target: Target, scenario: Scenario, suffix: str = "") -> list[dict[str, Any]]:
     """Run ``scenario``'s steps against ``target`` in namespace ``scenario.ns + suffix`` (a
     suffix lets one cluster run a scenario twice); one snapshot per :class:`Settle`."""
-    norm = SnapshotNormaliser()
     snapshots: list[dict[str, Any]] = []
     ns = scenario.ns[: 63 - len(suffix)] + suffix
+    norm = SnapshotNormaliser(ns)
     with target.client() as client:
         client.post("/api/v1/namespaces", json={"metadata": {"name": ns}})
         _wait_for_default_service_account(client, ns)

@@ -4,12 +4,14 @@ controller managers.
 Kept: names (random suffixes replaced), labels, annotations, owner references (kind, name,
 controller, blockOwnerDeletion), finalizers, whether a deletion started, ``spec`` (without the
 pod template's spec, which is the API server's defaulting, not the controllers' doing),
-``status`` (condition times dropped), a pod's phase and readiness, and events as
-(object, reason, type, message) with their counts.
+``status`` (condition times dropped), a pod's phase and readiness (and the hostname,
+subdomain and claim volumes a StatefulSet gives it), and events as (object, reason, type,
+message) with their counts.
 
 Replaced: ``pod-template-hash`` values by ``<hash-N>`` (numbered by the owning ReplicaSet's
 revision, so "the second ReplicaSet" is the same on both sides; kcm's hash values differ from
-Go's by design), uids by ``<uid>``, times by ``<time>``, generated suffixes by ``<rand>``.
+Go's by design), uids by ``<uid>``, times by ``<time>``, generated suffixes by ``<rand>``, the
+scenario's namespace in messages by ``<ns>``.
 Lists of objects are sorted by their normalised form, so two pods that differ only by their
 random names compare equal as a multiset.
 """
@@ -27,6 +29,7 @@ RESOURCES: dict[str, str] = {
     "services": "/api/v1",
     "endpoints": "/api/v1",
     "configmaps": "/api/v1",
+    "persistentvolumeclaims": "/api/v1",
     "secrets": "/api/v1",
     "serviceaccounts": "/api/v1",
     "replicationcontrollers": "/api/v1",
@@ -34,6 +37,7 @@ RESOURCES: dict[str, str] = {
     "deployments": "/apis/apps/v1",
     "replicasets": "/apis/apps/v1",
     "controllerrevisions": "/apis/apps/v1",
+    "statefulsets": "/apis/apps/v1",
     "jobs": "/apis/batch/v1",
     "cronjobs": "/apis/batch/v1",
     "endpointslices": "/apis/discovery.k8s.io/v1",
@@ -55,6 +59,9 @@ _HASH_LABEL = "pod-template-hash"
 _TRIGGER_TIME = "endpoints.kubernetes.io/last-change-trigger-time"
 """Dropped: whether a sync still sees a new trigger depends on how pod changes within one
 second fell into syncs (Go's tracker compares whole-second times)."""
+_GENERATED = re.compile(r"[bcdfghjklmnpqrstvwxz2456789]{5}")
+"""The random suffix the API server adds to ``generateName``; a name set explicitly beside a
+``generateName`` (a StatefulSet's ``web-0``) is kept."""
 _SCHEDULED = re.compile(r"-\d{8}\b")  # a CronJob's Job names end in its scheduled minute
 
 
@@ -65,9 +72,10 @@ def list_path(resource: str, namespace: str) -> str:
 class SnapshotNormaliser:
     """One per scenario run: ``<hash-N>`` numbering is kept across the run's snapshots."""
 
-    def __init__(self) -> None:
+    def __init__(self, namespace: str | None = None) -> None:
         self._hashes: dict[str, str] = {}
         self._names: dict[str, str] = {}
+        self._namespace = namespace  # per run (a suffix when recording twice): "<ns>" in text
 
     # -- learning ------------------------------------------------------------------------
 
@@ -89,12 +97,14 @@ class SnapshotNormaliser:
             for obj in objects:
                 meta = obj.get("metadata", {})
                 gen, name = meta.get("generateName"), meta.get("name")
-                if gen and name and name.startswith(gen) and name != gen:
+                if gen and name and name.startswith(gen) and _GENERATED.fullmatch(name[len(gen) :]):
                     self._names[name] = gen + "<rand>"
 
     # -- normalising ---------------------------------------------------------------------
 
     def text(self, value: str) -> str:
+        if self._namespace:
+            value = value.replace(self._namespace, "<ns>")
         for name, placeholder in sorted(self._names.items(), key=lambda kv: -len(kv[0])):
             value = value.replace(name, placeholder)
         for hash_, placeholder in self._hashes.items():
@@ -141,6 +151,9 @@ class SnapshotNormaliser:
                 for c in status.get("conditions") or ()
             )
             out["status"] = {"phase": status.get("phase"), "ready": ready}
+            identity = _pod_identity(obj.get("spec") or {})
+            if identity:
+                out["spec"] = identity
         else:
             for key, item in obj.items():
                 if key not in ("metadata", "apiVersion", "kind"):
@@ -189,6 +202,16 @@ class SnapshotNormaliser:
                 normalised = [self.object(resource, o) for o in objects]
                 out[resource] = sorted(normalised, key=lambda o: json.dumps(o, sort_keys=True))
         return out
+
+
+def _pod_identity(spec: dict[str, Any]) -> dict[str, Any]:
+    """What a controller sets in a pod's spec beyond its template: a StatefulSet pod's hostname,
+    subdomain and claim volumes (the rest of the spec is the template and server defaults)."""
+    identity = {k: spec[k] for k in ("hostname", "subdomain") if k in spec}
+    claims = [v for v in spec.get("volumes") or () if "persistentVolumeClaim" in v]
+    if claims:
+        identity["volumes"] = claims
+    return identity
 
 
 def _drop_template_spec(obj: dict[str, Any]) -> None:

@@ -35,6 +35,7 @@ def test_defaults_follow_kube_controller_manager() -> None:
         "root-ca-cert-publisher": 1,
         "serviceaccount": 1,
         "serviceaccount-token": 5,
+        "statefulset": 5,
         "ttl-after-finished": 5,
     }
     assert s.controller_options is not None

@@ -25,6 +25,7 @@ KCM_NAMES = [
     "root-ca-cert-publisher",
     "serviceaccount",
     "serviceaccount-token",
+    "statefulset",
     "ttl-after-finished",
 ]
 
@@ -38,6 +39,7 @@ def test_registry_lists_the_first_set_with_kube_flags() -> None:
     assert flags["podgc"] is None
     assert flags["serviceaccount-token"] == "--concurrent-serviceaccount-token-syncs"
     assert flags["serviceaccount"] is None  # kube runs one worker and has no flag
+    assert flags["statefulset"] == "--concurrent-statefulset-syncs"
     assert CONTROLLERS["ttl-after-finished"].module == "kcm.controllers.ttlafterfinished"
     assert all(spec.help and "\n" not in spec.help for spec in CONTROLLERS.values())
 
