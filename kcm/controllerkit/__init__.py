@@ -45,6 +45,10 @@ from ._history import sort_controller_revisions as sort_controller_revisions
 from ._job_status import finished_condition as finished_condition
 from ._job_status import is_finished as is_finished
 from ._namespaces import is_namespace_terminating as is_namespace_terminating
+from ._node_affinity import NODE_NAME_FIELD as NODE_NAME_FIELD
+from ._node_affinity import node_selector_matches as node_selector_matches
+from ._node_affinity import node_selector_term_matches as node_selector_term_matches
+from ._node_affinity import required_node_affinity_matches as required_node_affinity_matches
 from ._pod_predicates import is_pod_active as is_pod_active
 from ._pod_predicates import is_pod_available as is_pod_available
 from ._pod_predicates import is_pod_ready as is_pod_ready
@@ -68,15 +72,42 @@ from ._safe_encoding import SAFE_ALPHABET as SAFE_ALPHABET
 from ._safe_encoding import safe_encode_string as safe_encode_string
 from ._slow_start import SLOW_START_INITIAL_BATCH_SIZE as SLOW_START_INITIAL_BATCH_SIZE
 from ._slow_start import slow_start_batch as slow_start_batch
+from ._taints import NO_EXECUTE as NO_EXECUTE
+from ._taints import NO_SCHEDULE as NO_SCHEDULE
+from ._taints import PREFER_NO_SCHEDULE as PREFER_NO_SCHEDULE
+from ._taints import TAINT_NODE_DISK_PRESSURE as TAINT_NODE_DISK_PRESSURE
+from ._taints import TAINT_NODE_MEMORY_PRESSURE as TAINT_NODE_MEMORY_PRESSURE
+from ._taints import TAINT_NODE_NETWORK_UNAVAILABLE as TAINT_NODE_NETWORK_UNAVAILABLE
+from ._taints import TAINT_NODE_NOT_READY as TAINT_NODE_NOT_READY
+from ._taints import TAINT_NODE_PID_PRESSURE as TAINT_NODE_PID_PRESSURE
+from ._taints import TAINT_NODE_UNREACHABLE as TAINT_NODE_UNREACHABLE
+from ._taints import TAINT_NODE_UNSCHEDULABLE as TAINT_NODE_UNSCHEDULABLE
+from ._taints import add_or_update_toleration as add_or_update_toleration
+from ._taints import taint_text as taint_text
+from ._taints import tolerates_taint as tolerates_taint
+from ._taints import untolerated_taint as untolerated_taint
+from ._template_hash import compute_template_hash as compute_template_hash
+from ._template_hash import prune_empty as prune_empty
 
 __all__ = [
     "BURST_REPLICAS",
     "CONTROLLER_REVISION_HASH_LABEL",
     "EXPECTATIONS_TIMEOUT",
+    "NODE_NAME_FIELD",
+    "NO_EXECUTE",
+    "NO_SCHEDULE",
     "POD_DELETION_COST_ANNOTATION",
+    "PREFER_NO_SCHEDULE",
     "REPLICA_FAILURE",
     "SAFE_ALPHABET",
     "SLOW_START_INITIAL_BATCH_SIZE",
+    "TAINT_NODE_DISK_PRESSURE",
+    "TAINT_NODE_MEMORY_PRESSURE",
+    "TAINT_NODE_NETWORK_UNAVAILABLE",
+    "TAINT_NODE_NOT_READY",
+    "TAINT_NODE_PID_PRESSURE",
+    "TAINT_NODE_UNREACHABLE",
+    "TAINT_NODE_UNSCHEDULABLE",
     "ControllerExpectations",
     "ControllerRefManager",
     "History",
@@ -84,8 +115,10 @@ __all__ = [
     "ReplicaKind",
     "ReplicaManager",
     "UIDTrackingControllerExpectations",
+    "add_or_update_toleration",
     "calculate_replica_status",
     "compare_pods_for_deletion",
+    "compute_template_hash",
     "controller_revision_name",
     "desired_replicas",
     "equal_revision",
@@ -98,16 +131,23 @@ __all__ = [
     "is_pod_available",
     "is_pod_ready",
     "new_controller_revision",
+    "node_selector_matches",
+    "node_selector_term_matches",
     "pod_deletion_cost",
     "pod_from_template",
     "pod_name_prefix",
     "pod_ready_condition",
     "pods_to_delete",
+    "prune_empty",
     "rank_pods_for_deletion",
     "read_root_ca",
     "recheck_deletion_timestamp",
+    "required_node_affinity_matches",
     "root_ca",
     "safe_encode_string",
     "slow_start_batch",
     "sort_controller_revisions",
+    "taint_text",
+    "tolerates_taint",
+    "untolerated_taint",
 ]
