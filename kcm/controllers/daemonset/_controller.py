@@ -634,6 +634,8 @@ class DaemonSetController:
         for attempt in range(2):
             base = current.status or DaemonSetStatus()
             counts = {f: getattr(status, f) for f in _STATUS_FIELDS}
+            for field in _OMITTED_WHEN_ZERO:  # as Go's omitempty writes them
+                counts[field] = counts[field] or None
             new = msgspec.structs.replace(current, status=msgspec.structs.replace(base, **counts))
             try:
                 await api.update(current, new, subresource="status")
@@ -649,6 +651,13 @@ _STATUS_FIELDS = (
     "current_number_scheduled",
     "number_misscheduled",
     "number_ready",
+    "updated_number_scheduled",
+    "number_available",
+    "number_unavailable",
+    "observed_generation",
+)
+
+_OMITTED_WHEN_ZERO = (
     "updated_number_scheduled",
     "number_available",
     "number_unavailable",
