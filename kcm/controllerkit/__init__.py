@@ -20,6 +20,11 @@ pieces. The families:
 * **ControllerRevision history**: :class:`History` and the pure helpers around it
   (:func:`new_controller_revision`, :func:`hash_controller_revision`, ...), for controllers that
   keep revisions of their template (DaemonSet, StatefulSet).
+* **Placing pods on nodes**: taints against tolerations (:func:`tolerates_taint`,
+  :func:`untolerated_taint`, :func:`add_or_update_toleration`) and node affinity
+  (:func:`required_node_affinity_matches`, :func:`node_selector_matches`), for the DaemonSet
+  controller and schedulers; :func:`compute_template_hash`, the pod template hash of Deployments
+  and DaemonSets.
 * **Small shared answers**: :func:`is_namespace_terminating` (a create refused by a
   terminating namespace), :func:`finished_condition`/:func:`is_finished` (Jobs),
   :func:`safe_encode_string` (hashes as text), and :func:`root_ca`/:func:`read_root_ca` (the
