@@ -7,9 +7,13 @@ pod template's spec, which is the API server's defaulting, not the controllers' 
 ``status`` (condition times dropped), a pod's phase and readiness, and events as
 (object, reason, type, message) with their counts.
 
-Replaced: ``pod-template-hash`` values by ``<hash-N>`` (numbered by the owning ReplicaSet's
-revision, so "the second ReplicaSet" is the same on both sides; kcm's hash values differ from
-Go's by design), uids by ``<uid>``, times by ``<time>``, generated suffixes by ``<rand>``.
+Replaced: ``pod-template-hash`` and ``controller-revision-hash`` values by ``<hash-N>``
+(numbered by the owning ReplicaSet's or ControllerRevision's revision, so "the second
+ReplicaSet" is the same on both sides; kcm's hash values differ from Go's by design), uids by
+``<uid>``, times by ``<time>``, generated suffixes by ``<rand>``, the run's namespace (which
+carries the recording's suffix) by ``<ns>``. A ControllerRevision's ``data`` loses its pod
+template's spec, as workloads do. A scenario may ask for each pod's node (its ``nodeName``, or
+the node its affinity pins it to: where a DaemonSet placed it).
 Lists of objects are sorted by their normalised form, so two pods that differ only by their
 random names compare equal as a multiset.
 """
@@ -20,7 +24,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["RESOURCES", "SnapshotNormaliser", "list_path"]
+__all__ = ["RESOURCES", "SnapshotNormaliser", "list_path", "pinned_node"]
 
 RESOURCES: dict[str, str] = {
     "pods": "/api/v1",
@@ -34,6 +38,7 @@ RESOURCES: dict[str, str] = {
     "deployments": "/apis/apps/v1",
     "replicasets": "/apis/apps/v1",
     "controllerrevisions": "/apis/apps/v1",
+    "daemonsets": "/apis/apps/v1",
     "jobs": "/apis/batch/v1",
     "cronjobs": "/apis/batch/v1",
     "endpointslices": "/apis/discovery.k8s.io/v1",
@@ -51,7 +56,7 @@ _DROP_META = {
     "generateName",
     "deletionGracePeriodSeconds",
 }
-_HASH_LABEL = "pod-template-hash"
+_HASH_LABELS = ("pod-template-hash", "controller-revision-hash")
 _SCHEDULED = re.compile(r"-\d{8}\b")  # a CronJob's Job names end in its scheduled minute
 
 
@@ -59,12 +64,36 @@ def list_path(resource: str, namespace: str) -> str:
     return f"{RESOURCES[resource]}/namespaces/{namespace}/{resource}"
 
 
-class SnapshotNormaliser:
-    """One per scenario run: ``<hash-N>`` numbering is kept across the run's snapshots."""
+def pinned_node(pod: dict[str, Any]) -> str | None:
+    """The node a pod is bound to, else the one its required node affinity pins it to by
+    ``metadata.name`` (a DaemonSet's pods before a scheduler binds them)."""
+    spec = pod.get("spec") or {}
+    if spec.get("nodeName"):
+        return str(spec["nodeName"])
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
+    for term in required.get("nodeSelectorTerms") or ():
+        for expr in term.get("matchFields") or ():
+            if expr.get("key") == "metadata.name" and expr.get("operator") == "In":
+                values = expr.get("values") or []
+                return str(values[0]) if len(values) == 1 else None
+    return None
 
-    def __init__(self) -> None:
+
+class SnapshotNormaliser:
+    """One per scenario run: ``<hash-N>`` numbering is kept across the run's snapshots.
+
+    Args:
+        namespace: the run's namespace, replaced by ``<ns>`` in text.
+        pod_nodes: keep each pod's node (:func:`pinned_node`) as ``node``.
+    """
+
+    def __init__(self, *, namespace: str = "", pod_nodes: bool = False) -> None:
         self._hashes: dict[str, str] = {}
         self._names: dict[str, str] = {}
+        self._namespace = namespace
+        self._pod_nodes = pod_nodes
 
     # -- learning ------------------------------------------------------------------------
 
@@ -79,9 +108,10 @@ class SnapshotNormaliser:
             return (int(rev) if rev and rev.isdigit() else int(obj.get("revision") or 0), "")
 
         for obj in sorted(owners, key=revision):
-            value = (obj["metadata"].get("labels") or {}).get(_HASH_LABEL)
-            if value and value not in self._hashes:
-                self._hashes[value] = f"<hash-{len(self._hashes) + 1}>"
+            for label in _HASH_LABELS:
+                value = (obj["metadata"].get("labels") or {}).get(label)
+                if value and value not in self._hashes:
+                    self._hashes[value] = f"<hash-{len(self._hashes) + 1}>"
         for objects in listed.values():
             for obj in objects:
                 meta = obj.get("metadata", {})
@@ -96,6 +126,8 @@ class SnapshotNormaliser:
             value = value.replace(name, placeholder)
         for hash_, placeholder in self._hashes.items():
             value = value.replace(hash_, placeholder)
+        if self._namespace:
+            value = value.replace(self._namespace, "<ns>")
         value = _TIME.sub("<time>", value)
         value = _SCHEDULED.sub("-<scheduled>", value)
         return _UUID.sub("<uid>", value)
@@ -132,6 +164,8 @@ class SnapshotNormaliser:
                 for c in status.get("conditions") or ()
             )
             out["status"] = {"phase": status.get("phase"), "ready": ready}
+            if self._pod_nodes:
+                out["node"] = pinned_node(obj)
         else:
             for key, item in obj.items():
                 if key not in ("metadata", "apiVersion", "kind"):
@@ -172,6 +206,9 @@ class SnapshotNormaliser:
 
 
 def _drop_template_spec(obj: dict[str, Any]) -> None:
+    data = obj.get("data")
+    if isinstance(data, dict):  # a ControllerRevision of a DaemonSet or StatefulSet
+        _drop_template_spec(data)
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
