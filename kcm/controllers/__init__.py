@@ -214,6 +214,13 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 5,
             ),
             ControllerSpec(
+                "daemonset",
+                "daemonset",
+                "Runs a DaemonSet's pod on every node it fits (taints, affinity, rolling update).",
+                "--concurrent-daemonset-syncs",
+                2,
+            ),
+            ControllerSpec(
                 "deployment",
                 "deployment",
                 "Rolls Deployments out through ReplicaSets (rolling update, recreate, rollback).",

@@ -22,6 +22,7 @@ def test_defaults_follow_kube_controller_manager() -> None:
     assert s.controllers == tuple(CONTROLLERS)  # '*': every controller is on by default
     assert s.workers == {
         "cronjob": 5,
+        "daemonset": 2,
         "deployment": 5,
         "endpoint": 5,
         "endpointslice": 5,
@@ -152,7 +153,7 @@ def test_unknown_controller_fails_fast_with_the_known_names(
 ) -> None:
     err = usage_error(["--controllers=*,-deploymnet"], capsys)
     assert "unknown controller '-deploymnet'" in err
-    assert "known: cronjob, deployment" in err
+    assert "known: cronjob, daemonset, deployment" in err
 
 
 @pytest.mark.parametrize(

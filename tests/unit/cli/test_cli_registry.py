@@ -12,6 +12,7 @@ from kcm.controllers import CONTROLLERS, ControllerOption, ControllerSpec, enabl
 
 KCM_NAMES = [
     "cronjob",
+    "daemonset",
     "deployment",
     "endpoint",
     "endpointslice",
@@ -34,6 +35,7 @@ def test_registry_lists_the_first_set_with_kube_flags() -> None:
     assert list(CONTROLLERS) == KCM_NAMES
     flags = {name: spec.workers_flag for name, spec in CONTROLLERS.items()}
     assert flags["deployment"] == "--concurrent-deployment-syncs"
+    assert flags["daemonset"] == "--concurrent-daemonset-syncs"
     assert flags["replicationcontroller"] == "--concurrent_rc_syncs"
     assert flags["garbagecollector"] == "--concurrent-gc-syncs"
     assert flags["podgc"] is None
