@@ -23,7 +23,7 @@ from kcm.models.core_v1 import (
 )
 from kcm.models.meta_v1 import LabelSelector, ObjectMeta, OwnerReference
 from kcm.models.policy_v1 import PodDisruptionBudget
-from tests.integration.controllers.disruption.pdb_harness import NS, budget, running
+from tests.integration.controllers.disruption.pdb_harness import NS, Env, budget, running
 
 pytestmark = pytest.mark.anyio
 
@@ -238,3 +238,70 @@ async def test_pdb_pod_selected_by_two_budgets_is_warned_about() -> None:
             'Warning MultiplePodDisruptionBudgets Pod "default"/"p" matches multiple '
             'PodDisruptionBudgets.  Chose "a" arbitrarily.'
         ) in env.events()
+
+
+def _crd(kind: str, plural: str, *, scale: bool) -> dict[str, object]:
+    version: dict[str, object] = {
+        "name": "v1",
+        "served": True,
+        "storage": True,
+        "schema": {
+            "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        },
+    }
+    if scale:
+        version["subresources"] = {
+            "status": {},
+            "scale": {"specReplicasPath": ".spec.size", "statusReplicasPath": ".status.size"},
+        }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+            "versions": [version],
+        },
+    }
+
+
+async def _custom_owner(env: Env, kind: str, plural: str, *, scale: bool) -> OwnerReference:
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    assert (await env.client.http.post(crds, json=_crd(kind, plural, scale=scale))).is_success
+    created = await env.client.http.post(
+        f"/apis/example.com/v1/namespaces/{NS}/{plural}",
+        json={
+            "apiVersion": "example.com/v1",
+            "kind": kind,
+            "metadata": {"name": "w"},
+            "spec": {"size": 4},
+        },
+    )
+    assert created.is_success, created.text
+    uid = created.json()["metadata"]["uid"]
+    return OwnerReference(
+        api_version="example.com/v1", kind=kind, name="w", uid=uid, controller=True
+    )
+
+
+async def test_pdb_expected_pods_from_custom_resource_scale() -> None:
+    async with running() as env:
+        ref = await _custom_owner(env, "Widget", "widgets", scale=True)
+        await env.pod("w-0", owner=ref)
+        await env.pod("w-1", owner=ref)
+        await env.create(budget(max_unavailable="50%"))
+        assert await env.numbers() == (4, 2, 2, 0)  # the Widget's /scale says 4
+
+
+async def test_pdb_custom_resource_without_scale_fails_safe() -> None:
+    async with running() as env:
+        ref = await _custom_owner(env, "Gadget", "gadgets", scale=False)
+        await env.pod("g-0", owner=ref)
+        await env.create(budget(max_unavailable=1))
+        status = await env.status()
+        assert status["conditions"][0]["reason"] == "SyncFailed"
+        assert status["conditions"][0]["message"] == (
+            "gadgets.example.com does not implement the scale subresource"
+        )
