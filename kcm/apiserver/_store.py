@@ -23,6 +23,8 @@ import anyio
 import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from ._data_dir import create_private, private_dir
+
 __all__ = ["Backend", "Event", "MemoryBackend", "SqliteBackend", "Store", "Watch"]
 
 RKey = tuple[str, str]  # (group, plural)
@@ -31,6 +33,7 @@ Obj = dict[str, Any]
 
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
+_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
 def deep_copy(obj: Obj) -> Obj:
@@ -167,8 +170,12 @@ class SqliteBackend:
 
     def __init__(self, data_dir: str | Path) -> None:
         path = Path(data_dir)
-        path.mkdir(parents=True, exist_ok=True)
+        private_dir(path)
         self.path = path / "kcm-apiserver.sqlite3"
+        # 0600 before SQLite opens it: its -wal and -shm files take the database's mode
+        for name in (self.path, *(self.path.with_name(self.path.name + s) for s in _SIDE_FILES)):
+            if name == self.path or name.exists():
+                create_private(name)
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
