@@ -41,7 +41,7 @@ class DataDirLocked(RuntimeError):
         self.pid = pid
 
 
-def private_dir(path: Path) -> None:
+def private_dir(path: Path, *, warn: bool = True) -> None:
     """Create ``path`` (and missing parents) mode 0700.
 
     An existing directory keeps its mode (it may be shared on purpose, ``--data-dir /tmp/x``
@@ -53,7 +53,7 @@ def private_dir(path: Path) -> None:
         path.mkdir(mode=0o700)
     except FileExistsError:
         mode = stat.S_IMODE(path.stat().st_mode)
-        if mode & 0o077:
+        if warn and mode & 0o077:
             log.warning(
                 "data directory %s is mode %04o: other users can list it (its files are 0600)",
                 path,
@@ -65,10 +65,14 @@ def create_private(path: Path) -> None:
     """Make sure ``path`` exists as a 0600 file: created so, or tightened if it was looser."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        if stat.S_IMODE(os.fstat(fd).st_mode) & 0o077:
-            os.fchmod(fd, 0o600)
+        _tighten(fd)
     finally:
         os.close(fd)
+
+
+def _tighten(fd: int) -> None:
+    if stat.S_IMODE(os.fstat(fd).st_mode) & 0o077:
+        os.fchmod(fd, 0o600)
 
 
 def write_private(path: Path, data: bytes) -> None:
@@ -97,6 +101,7 @@ class DataDirLock:
         private_dir(self.path)
         self._fd: int | None = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
         try:
+            _tighten(self._fd)
             self._lock(self._fd)
         except BaseException:
             os.close(self._fd)

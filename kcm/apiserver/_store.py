@@ -170,7 +170,7 @@ class SqliteBackend:
 
     def __init__(self, data_dir: str | Path) -> None:
         path = Path(data_dir)
-        private_dir(path)
+        private_dir(path, warn=False)  # the server's DataDirLock warns
         self.path = path / "kcm-apiserver.sqlite3"
         # 0600 before SQLite opens it: its -wal and -shm files take the database's mode
         for name in (self.path, *(self.path.with_name(self.path.name + s) for s in _SIDE_FILES)):
