@@ -20,6 +20,7 @@ from kcm.clock import SYSTEM_CLOCK, Clock
 from ._app import App
 from ._data_dir import DataDirLock, write_private
 from ._discovery import Discovery
+from ._encryption import Encryption
 from ._faults import Faults
 from ._kubernetes_service import ensure_kubernetes_service
 from ._limits import Limits
@@ -60,6 +61,14 @@ class ApiServer:
         watch_buffer: events queued for one watcher before it is dropped as too slow.
         limits: request body size, request timeout and in-flight limits (kube-apiserver's
             defaults when None).
+        encryption_config: an ``EncryptionConfiguration`` file (kube-apiserver's
+            ``--encryption-provider-config``): the resources it names are encrypted in the
+            data dir. Needs ``data_dir``.
+
+    Raises:
+        DataDirLocked: another process holds ``data_dir``.
+        EncryptionConfigError: ``encryption_config`` is unreadable or invalid.
+        EncryptionError: a stored value cannot be decrypted with its keys.
 
     Guarantees:
         Every write gets the next value of one global resourceVersion counter; a watch from a
@@ -80,6 +89,7 @@ class ApiServer:
         bookmark_interval: float = 60.0,
         watch_buffer: int = 10_000,
         limits: Limits | None = None,
+        encryption_config: str | os.PathLike[str] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.host = host
@@ -90,6 +100,9 @@ class ApiServer:
         self._history = history
         self._watch_buffer = watch_buffer
         self.registry = Registry()
+        if encryption_config is not None and data_dir is None:
+            raise ValueError("encryption at rest needs a data_dir (in memory nothing is stored)")
+        self._encryption = Encryption.from_file(encryption_config) if encryption_config else None
         self._data_lock = DataDirLock(self.data_dir) if self.data_dir is not None else None
         try:
             self.store = self._open_store(None)
@@ -125,7 +138,7 @@ class ApiServer:
     def _open_store(self, previous: Store | None) -> Store:
         backend: Backend
         if self.data_dir is not None:
-            backend = SqliteBackend(self.data_dir)
+            backend = SqliteBackend(self.data_dir, self._encryption)
         elif previous is not None:
             backend = _Carried(previous)
         else:

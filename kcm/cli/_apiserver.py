@@ -41,6 +41,13 @@ def add_parser(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--tls", action="store_true", help="serve HTTPS with a generated self-signed CA"
     )
+    parser.add_argument(
+        "--encryption-provider-config",
+        default=None,
+        metavar="FILE",
+        help="an apiserver.config.k8s.io/v1 EncryptionConfiguration: encrypt the resources it "
+        "names (Secrets) in --data-dir with aescbc or aesgcm",
+    )
     limits = parser.add_argument_group("limits (kube-apiserver's flags and defaults)")
     limits.add_argument(
         "--max-request-body-bytes",
@@ -70,7 +77,13 @@ def add_parser(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kcm.apiserver import ApiServer, DataDirLocked, Limits
+    from kcm.apiserver import (
+        ApiServer,
+        DataDirLocked,
+        EncryptionConfigError,
+        EncryptionError,
+        Limits,
+    )
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     if args.host not in ("127.0.0.1", "::1", "localhost") and not args.token:
@@ -80,6 +93,12 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
 
+    if args.encryption_provider_config and not args.data_dir:
+        print(
+            "kcm apiserver: error: --encryption-provider-config needs --data-dir",
+            file=sys.stderr,
+        )
+        return 1
     limits = Limits(
         max_request_body_bytes=args.max_request_body_bytes,
         request_timeout=args.request_timeout,
@@ -95,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
             token=args.token,
             tls=args.tls,
             limits=limits,
+            encryption_config=args.encryption_provider_config,
         )
         async with server:
             if args.kubeconfig_out:
@@ -109,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         anyio.run(serve)
-    except DataDirLocked as exc:
+    except (DataDirLocked, EncryptionConfigError, EncryptionError) as exc:
         print(f"kcm apiserver: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
