@@ -130,7 +130,8 @@ class App:
             return
         self.requests += 1
         method = scope["method"]
-        if long_running(method, _segments(scope), _params(scope)):
+        watch = b"watch" in scope["query_string"]  # parse the query only when it may matter
+        if long_running(method, _segments(scope), _params(scope) if watch else {}):
             await self._serve_http(scope, receive, raw_send)
         elif not self.inflight.try_acquire(method):
             await respond(
