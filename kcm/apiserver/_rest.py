@@ -76,7 +76,7 @@ class Rest:
 
     def commit(self, res: Resource, new: Obj, old: Obj) -> Obj:
         """Store ``new`` over ``old`` with the next generation; no other checks or hooks."""
-        new["metadata"]["generation"] = strategy_for(res).next_generation(new, old)
+        _set_generation(new, strategy_for(res).next_generation(new, old))
         return self.store.update(res.storage_key, new, old)
 
     def _check_type(self, res: Resource, body: Any) -> Obj:
@@ -160,7 +160,7 @@ class Rest:
         admit_create(self.store, res, ns or "", name)
         if self.store.get(res.storage_key, meta.get("namespace", ""), name) is not None:
             raise StatusError.already_exists(res.group, res.plural, name)
-        _stamp_new(meta, self.now())
+        _stamp_new(meta, self.now(), generation=strategy.manages_generation)
         strategy.prepare_for_create(obj, self.ctx)
         obj = self._track(None, obj, manager, "Update")
         if query.get("dryRun"):
@@ -221,7 +221,7 @@ class Rest:
         _check_update_target(res, ns, name, new, old)
         new = rules.prepare_for_update(new, old)
         _carry_over_metadata(res, name, new, old)
-        new["metadata"]["generation"] = strategy.next_generation(new, old)
+        _set_generation(new, strategy.next_generation(new, old))
         if "managedFields" not in new["metadata"] and "managedFields" in old["metadata"]:
             new["metadata"]["managedFields"] = old["metadata"]["managedFields"]
         rules.default_on_update(new)
@@ -420,14 +420,24 @@ def _place(res: Resource, ns: str | None, meta: Obj) -> None:
         meta.pop("namespace", None)
 
 
-def _stamp_new(meta: Obj, now: str) -> None:
-    """What the server sets on every new object, whatever the client sent."""
+def _stamp_new(meta: Obj, now: str, *, generation: bool) -> None:
+    """What the server sets on every new object, whatever the client sent (``generation: 1``
+    for kinds that manage it; other kinds keep the client's)."""
     meta["uid"] = str(uuid.uuid4())
     meta["creationTimestamp"] = now
-    meta["generation"] = 1
+    if generation:
+        meta["generation"] = 1
     for field in _CLIENT_UNSET_ON_CREATE:
         meta.pop(field, None)
     meta.pop("resourceVersion", None)
+
+
+def _set_generation(obj: Obj, generation: int) -> None:
+    """``metadata.generation``, omitted when 0 (as Go's ``omitempty`` writes it)."""
+    if generation:
+        obj["metadata"]["generation"] = generation
+    else:
+        obj["metadata"].pop("generation", None)
 
 
 def _check_update_target(res: Resource, ns: str, name: str, new: Obj, old: Obj) -> None:

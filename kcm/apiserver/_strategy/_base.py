@@ -14,7 +14,7 @@ from ._scale import ScalePaths, ScaleSubresource
 from ._subresource import StatusSubresource, Subresource
 from .core.podspec import default_pod_spec
 
-__all__ = ["Strategy", "UpdateRules"]
+__all__ = ["GenerationalStrategy", "Strategy", "UpdateRules"]
 
 _NOT_SPEC = ("metadata", "status", "apiVersion", "kind")
 
@@ -49,6 +49,11 @@ class Strategy:
 
     template_restart_policy: ClassVar[str] = "Always"
     """The ``restartPolicy`` a pod template of this kind defaults to."""
+
+    manages_generation: ClassVar[bool] = False
+    """Whether the server keeps ``metadata.generation`` (1 on create, one more per spec
+    change). Kinds that do not (ConfigMaps, Pods, Services, ...) keep what a client sent on
+    create and never change it on update, as kube-apiserver's strategies do."""
 
     def __init__(self, resource: Resource) -> None:
         self.resource = resource
@@ -113,14 +118,20 @@ class Strategy:
         ``metadata.generation`` look at)."""
         return _spec(new) != _spec(old)
 
+    def generation_changed(self, new: Obj, old: Obj) -> bool:
+        """Whether writing ``new`` over ``old`` is a new generation (the spec changed)."""
+        return self.spec_changed(new, old)
+
     def next_generation(self, new: Obj, old: Obj) -> int:
-        """``metadata.generation`` after writing ``new`` over ``old``: one more when the spec
-        changed or the deletion started."""
-        generation = int(old["metadata"].get("generation") or 1)
+        """``metadata.generation`` after writing ``new`` over ``old`` (0: none). A client
+        cannot set it on update; kinds that manage it bump it when :meth:`generation_changed`;
+        a deletion that starts bumps any generation that is set (``BeforeDelete``)."""
+        generation = int(old["metadata"].get("generation") or 0)
         deleting = new["metadata"].get("deletionTimestamp") and not old["metadata"].get(
             "deletionTimestamp"
         )
-        if self.spec_changed(new, old) or deleting:
+        bumped = self.manages_generation and self.generation_changed(new, old)
+        if bumped or (deleting and generation > 0):
             generation += 1
         return generation
 
@@ -166,6 +177,13 @@ class Strategy:
     def scale_paths(self) -> ScalePaths:
         """Where ``/scale`` reads and writes the replica counts."""
         return ScalePaths()
+
+
+class GenerationalStrategy(Strategy):
+    """A kind without rules of its own whose ``metadata.generation`` the server keeps
+    (Ingresses, NetworkPolicies, PodDisruptionBudgets, EndpointSlices, ...)."""
+
+    manages_generation = True
 
 
 def _spec(obj: Obj) -> dict[str, Any]:

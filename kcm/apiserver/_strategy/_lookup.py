@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._registry import Resource
-from ._base import Strategy
+from ._base import GenerationalStrategy, Strategy
 from .apiextensions.customresourcedefinitions import CustomResourceDefinitionStrategy
 from .apps.daemonsets import DaemonSetStrategy
 from .apps.deployments import DeploymentStrategy
@@ -23,6 +23,7 @@ from .core.secrets import SecretStrategy
 from .core.services import ServiceStrategy
 from .customresources import CustomResourceStrategy
 from .rbac.roles import RbacStrategy
+from .scheduling.priorityclasses import PriorityClassStrategy
 
 __all__ = ["strategy_for"]
 
@@ -49,6 +50,17 @@ _STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): RbacStrategy,
     ("rbac.authorization.k8s.io", "Role"): RbacStrategy,
     ("rbac.authorization.k8s.io", "RoleBinding"): RbacStrategy,
+    ("scheduling.k8s.io", "PriorityClass"): PriorityClassStrategy,
+    # kinds whose only rule of their own is that the server keeps metadata.generation
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): GenerationalStrategy,
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): GenerationalStrategy,
+    ("discovery.k8s.io", "EndpointSlice"): GenerationalStrategy,
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): GenerationalStrategy,
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): GenerationalStrategy,
+    ("networking.k8s.io", "Ingress"): GenerationalStrategy,
+    ("networking.k8s.io", "IngressClass"): GenerationalStrategy,
+    ("networking.k8s.io", "NetworkPolicy"): GenerationalStrategy,
+    ("policy", "PodDisruptionBudget"): GenerationalStrategy,
 }
 
 

@@ -17,6 +17,8 @@ class CustomResourceStrategy(Strategy):
     requested ``apiVersion`` and otherwise as stored.
     """
 
+    manages_generation = True
+
     return_deleted_object = True
     strategic_merge_patch = False
 

@@ -17,6 +17,8 @@ __all__ = ["CustomResourceDefinitionStrategy"]
 class CustomResourceDefinitionStrategy(Strategy):
     """apiextensions-apiserver's ``pkg/registry/customresourcedefinition``, in brief."""
 
+    manages_generation = True
+
     def validate(self, obj: Obj) -> list[Cause]:
         return super().validate(obj) + _crd_causes(obj)
 

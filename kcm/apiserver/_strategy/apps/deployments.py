@@ -25,3 +25,10 @@ class DeploymentStrategy(WorkloadStrategy):
             rolling = strategy.setdefault("rollingUpdate", {})
             rolling.setdefault("maxUnavailable", "25%")
             rolling.setdefault("maxSurge", "25%")
+
+    def generation_changed(self, new: Obj, old: Obj) -> bool:
+        """The spec or the annotations changed (a rollback request was one, once)."""
+        annotations_changed = new["metadata"].get("annotations") != old["metadata"].get(
+            "annotations"
+        )
+        return annotations_changed or super().generation_changed(new, old)

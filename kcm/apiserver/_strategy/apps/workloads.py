@@ -21,6 +21,8 @@ __all__ = ["WorkloadStrategy"]
 class WorkloadStrategy(Strategy):
     """The validation of Deployments, ReplicaSets, DaemonSets and StatefulSets."""
 
+    manages_generation = True
+
     selector_owner: ClassVar[str] = "deployment"
     """Who an empty selector "is invalid for" in the message (kube's words, per kind)."""
 

@@ -20,6 +20,8 @@ _MAX_NAME_LENGTH = 52
 class CronJobStrategy(Strategy):
     """kube-apiserver's ``pkg/registry/batch/cronjob`` (defaults and validation)."""
 
+    manages_generation = True
+
     template_restart_policy = "Never"
 
     @staticmethod

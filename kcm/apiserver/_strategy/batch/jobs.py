@@ -18,6 +18,8 @@ __all__ = ["JobStrategy", "validate_job_template"]
 class JobStrategy(Strategy):
     """kube-apiserver's ``pkg/registry/batch/job`` (defaults and validation)."""
 
+    manages_generation = True
+
     template_restart_policy = "Never"
 
     def validate(self, obj: Obj) -> list[Cause]:

@@ -12,6 +12,8 @@ __all__ = ["ReplicationControllerStrategy"]
 class ReplicationControllerStrategy(Strategy):
     """kube-apiserver's ``pkg/registry/core/replicationcontroller`` (its defaults)."""
 
+    manages_generation = True
+
     def prepare_for_create(self, obj: Obj, ctx: Context) -> None:
         super().prepare_for_create(obj, ctx)
         obj.setdefault("spec", {}).setdefault("replicas", 1)
