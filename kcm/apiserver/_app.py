@@ -19,8 +19,10 @@ import msgspec
 
 from kcm.clock import Clock
 
+from ._body import decode_object
 from ._discovery import Discovery
 from ._faults import Faults
+from ._field_validation import check_field_validation
 from ._http import Receive, Scope, Send, authorized, decode_body, read_body, respond
 from ._protobuf import UnsupportedProtobuf, decode_protobuf
 from ._rest import Rest
@@ -244,9 +246,10 @@ class App:
 
     async def _create(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
-        payload = decode_body(request.body)
         if t.res.namespaced and t.ns is None:
             raise StatusError.method_not_allowed()
+        check_field_validation(request.query, "CreateOptions")
+        payload = _object_body(request)
         created = self.rest.create(t.res, t.ns, payload, request.query, manager=request.manager)
         await respond(send, 201, _encode(created))
 
@@ -284,11 +287,12 @@ class App:
     async def _update(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
         ns, name = _object_key(t)
+        check_field_validation(request.query, "UpdateOptions")
         obj = self.rest.update(
             t.res,
             ns,
             name,
-            decode_body(request.body),
+            _object_body(request),
             request.query,
             subresource=t.subresource,
             manager=request.manager,
@@ -298,6 +302,7 @@ class App:
     async def _patch(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
         ns, name = _object_key(t)
+        check_field_validation(request.query, "PatchOptions")
         status, obj = self.rest.patch(
             t.res,
             ns,
@@ -343,6 +348,17 @@ async def _request_body(method: str, receive: Receive, headers: dict[str, str]) 
         except UnsupportedProtobuf as exc:
             raise StatusError.unsupported_media(f"{ctype}: {exc}") from exc
     return body
+
+
+def _object_body(request: _Request) -> Any:
+    """The object a create or update sends: built-in kinds decoded as kube-apiserver decodes
+    them (custom resources are the CRD's business: read as JSON or YAML)."""
+    t = request.target
+    if t.res.crd is not None:
+        return decode_body(request.body)
+    expected = ("autoscaling/v1", "Scale") if t.subresource == "scale" else None
+    content_type = request.headers.get("content-type", "")
+    return decode_object(t.res, request.body, content_type, expected=expected)
 
 
 def _object_key(target: Target) -> tuple[str, str]:

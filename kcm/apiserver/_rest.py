@@ -19,6 +19,7 @@ from kcm.clock import Clock
 
 from ._admission import admit_create
 from ._apply import ApplyConflict, apply_ssa, track_update
+from ._body import decode_patched
 from ._field_errors import Cause
 from ._list import ListPage, list_source, page
 from ._names import generate_name
@@ -291,6 +292,7 @@ class Rest:
         patched = _patched(strategy, ctype, deep_copy(base), patch)
         if view is not None and view.view:
             return 200, self._update_view(res, view, ns, name, patched, query, manager=manager)
+        patched = decode_patched(res, patched)
         return 200, self.update(
             res, ns, name, patched, query, subresource=subresource, manager=manager, old=base
         )
