@@ -67,8 +67,8 @@ def forbidden(field: str, detail: str) -> Cause:
 
 
 def too_long(field: str, limit: int) -> Cause:
-    """``field.TooLong``: ``<field>: Too long: may not be more than N bytes``."""
-    return _cause("FieldValueTooLong", field, f"Too long: may not be more than {limit} bytes")
+    """``field.TooLong``: ``<field>: Too long: must have at most N bytes`` (1.24's words)."""
+    return _cause("FieldValueTooLong", field, f"Too long: must have at most {limit} bytes")
 
 
 def invalid(field: str, value: Any, detail: str = "") -> Cause:

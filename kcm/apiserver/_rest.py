@@ -17,7 +17,7 @@ import yaml
 
 from kcm.clock import Clock
 
-from ._admission import admit_create
+from ._admission import admit_create, admit_update
 from ._apply import ApplyConflict, apply_ssa, track_update
 from ._body import decode_patched
 from ._field_errors import Cause
@@ -35,17 +35,6 @@ __all__ = ["Rest"]
 
 _GENERATE_NAME_DRAWS = 8
 """How many names a ``generateName`` create tries before AlreadyExists (kube's 1 + 7 retries)."""
-
-_SERVER_SET_ON_UPDATE = (
-    "uid",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "namespace",
-    "name",
-    "generateName",
-)
-"""Metadata an update keeps from the stored object, whatever the body says."""
 
 _CLIENT_UNSET_ON_CREATE = ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
 
@@ -153,16 +142,19 @@ class Rest:
         strategy = strategy_for(res)
         obj = self._check_type(res, body)
         meta = obj["metadata"]
+        admit_create(self.store, res, ns or "", obj)
         _place(res, ns, meta)
         if not meta.get("name"):
             meta["name"] = self._name_from_generate_name(res, meta)
         name = meta["name"]
-        self._raise_invalid(res, obj, strategy.validate(obj))
-        admit_create(self.store, res, ns or "", name)
-        if self.store.get(res.storage_key, meta.get("namespace", ""), name) is not None:
-            raise StatusError.already_exists(res.group, res.plural, name)
         _stamp_new(meta, self.now(), generation=strategy.manages_generation)
         strategy.prepare_for_create(obj, self.ctx)
+        self._raise_invalid(res, obj, strategy.validate(obj))
+        if _numeric_resource_version(meta.get("resourceVersion")):
+            raise StatusError(500, "", "resourceVersion should not be set on objects to be created")
+        meta.pop("resourceVersion", None)
+        if self.store.get(res.storage_key, meta.get("namespace", ""), name) is not None:
+            raise StatusError.already_exists(res.group, res.plural, name)
         obj = self._track(None, obj, manager, "Update")
         if query.get("dryRun"):
             return obj
@@ -209,7 +201,10 @@ class Rest:
         manager: str = "",
         operation: str = "Update",
         old: Obj | None = None,
+        uid_precondition: bool = True,
     ) -> Obj:
+        """PUT (and, with ``old`` given, what a patch made). ``uid_precondition``: a uid in
+        the body must be the object's (409), as a PUT's is; a patch's is validated instead."""
         strategy = strategy_for(res)
         rules: UpdateRules = strategy
         if subresource:
@@ -219,15 +214,16 @@ class Rest:
             rules = sub
         old = old if old is not None else self.existing(res, ns, name)
         new = self._check_type(res, body)
-        _check_update_target(res, ns, name, new, old)
+        _check_update_target(res, ns, name, new, old, uid_precondition=uid_precondition)
+        admit_update(res, subresource, new, old)
         new = rules.prepare_for_update(new, old)
-        _carry_over_metadata(res, name, new, old)
+        _carry_over_metadata(res, ns, new, old)
         _set_generation(new, strategy.next_generation(new, old))
         if "managedFields" not in new["metadata"] and "managedFields" in old["metadata"]:
             new["metadata"]["managedFields"] = old["metadata"]["managedFields"]
         rules.default_on_update(new)
-        if strategy.spec_changed(new, old):
-            self._raise_invalid(res, new, rules.validate_update(new, old))
+        causes = strategy.validate_common_update(new, old) + rules.validate_update(new, old)
+        self._raise_invalid(res, new, causes)
         new = self._track(old, new, manager, operation)
         if new == old:
             return strategy.present(old)  # no-op: kube-apiserver skips the write
@@ -294,7 +290,15 @@ class Rest:
             return 200, self._update_view(res, view, ns, name, patched, query, manager=manager)
         patched = decode_patched(res, patched)
         return 200, self.update(
-            res, ns, name, patched, query, subresource=subresource, manager=manager, old=base
+            res,
+            ns,
+            name,
+            patched,
+            query,
+            subresource=subresource,
+            manager=manager,
+            old=base,
+            uid_precondition=False,
         )
 
     def _apply(
@@ -338,7 +342,15 @@ class Rest:
             merged.setdefault("metadata", {})["name"] = name
             return 201, self.create(res, ns if res.namespaced else None, merged, query)
         return 200, self.update(
-            res, ns, name, merged, query, subresource=subresource, old=live, operation="Apply"
+            res,
+            ns,
+            name,
+            merged,
+            query,
+            subresource=subresource,
+            old=live,
+            operation="Apply",
+            uid_precondition=False,
         )
 
     # -- delete ----------------------------------------------------------------------------
@@ -431,7 +443,6 @@ def _stamp_new(meta: Obj, now: str, *, generation: bool) -> None:
         meta["generation"] = 1
     for field in _CLIENT_UNSET_ON_CREATE:
         meta.pop(field, None)
-    meta.pop("resourceVersion", None)
 
 
 def _set_generation(obj: Obj, generation: int) -> None:
@@ -442,22 +453,30 @@ def _set_generation(obj: Obj, generation: int) -> None:
         obj["metadata"].pop("generation", None)
 
 
-def _check_update_target(res: Resource, ns: str, name: str, new: Obj, old: Obj) -> None:
-    """The body names the object on the URL, at its current resourceVersion and uid."""
+def _numeric_resource_version(rv: Any) -> bool:
+    """A resourceVersion storage would read as a version (kube-apiserver refuses one on a
+    create with a bare 500)."""
+    return isinstance(rv, str) and rv.isdigit() and int(rv) != 0
+
+
+def _check_update_target(
+    res: Resource, ns: str, name: str, new: Obj, old: Obj, *, uid_precondition: bool
+) -> None:
+    """The body names the object on the URL (400, ``checkName``), has its uid when a PUT
+    says one (409, the uid precondition) and its resourceVersion when it says one (409)."""
     meta = new["metadata"]
-    if meta.get("name") and meta["name"] != name:
+    if (meta.get("name") or "") != name:
         raise StatusError.bad_request(
-            f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
+            f"the name of the object ({meta.get('name') or ''}) does not match the name on the "
+            f"URL ({name})"
         )
     if res.namespaced and meta.get("namespace") and meta["namespace"] != ns:
         raise StatusError.bad_request(
-            "the namespace of the provided object does not match the namespace sent on the request"
+            f"the namespace of the object ({meta['namespace']}) does not match the namespace on "
+            f"the request ({ns})"
         )
     old_meta = old["metadata"]
-    rv = meta.get("resourceVersion")
-    if rv and rv != old_meta.get("resourceVersion"):
-        raise StatusError.stale(res.group, res.plural, name)
-    if meta.get("uid") and meta["uid"] != old_meta.get("uid"):
+    if uid_precondition and meta.get("uid") and meta["uid"] != old_meta.get("uid"):
         raise StatusError.conflict(
             res.group,
             res.plural,
@@ -465,28 +484,33 @@ def _check_update_target(res: Resource, ns: str, name: str, new: Obj, old: Obj) 
             f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
             f"{old_meta.get('uid')}",
         )
+    rv = meta.get("resourceVersion")
+    if rv and rv != old_meta.get("resourceVersion"):
+        raise StatusError.stale(res.group, res.plural, name)
 
 
-def _carry_over_metadata(res: Resource, name: str, new: Obj, old: Obj) -> None:
-    """Keep the server-set metadata of ``old``; no new finalizers on a deleting object."""
+def _carry_over_metadata(res: Resource, ns: str, new: Obj, old: Obj) -> None:
+    """What kube-apiserver's ``BeforeUpdate`` keeps of the stored object: the namespace, a
+    uid the body leaves out, the creation time, a deletion already under way; selfLink is
+    never stored. (Changing uid or starting a deletion by update are validation errors.)"""
     meta = new["metadata"]
     old_meta = old["metadata"]
-    for key in _SERVER_SET_ON_UPDATE:
-        if key in old_meta:
-            meta[key] = old_meta[key]
-        else:
-            meta.pop(key, None)
+    if res.namespaced:
+        meta["namespace"] = ns
+    else:
+        meta.pop("namespace", None)
+    if not meta.get("uid") and old_meta.get("uid"):
+        meta["uid"] = old_meta["uid"]
+    if old_meta.get("creationTimestamp"):
+        meta["creationTimestamp"] = old_meta["creationTimestamp"]
     if old_meta.get("deletionTimestamp"):
-        # finalizers may only be removed while deleting
-        added = set(meta.get("finalizers") or ()) - set(old_meta.get("finalizers") or ())
-        if added:
-            raise StatusError.forbidden(
-                res.group,
-                res.plural,
-                name,
-                "no new finalizers can be added if the object is being deleted, found new "
-                f"finalizers {sorted(added)}",
-            )
+        meta["deletionTimestamp"] = old_meta["deletionTimestamp"]
+    if (
+        old_meta.get("deletionGracePeriodSeconds") is not None
+        and meta.get("deletionGracePeriodSeconds") is None
+    ):
+        meta["deletionGracePeriodSeconds"] = old_meta["deletionGracePeriodSeconds"]
+    meta.pop("selfLink", None)
     meta["resourceVersion"] = old_meta.get("resourceVersion")
 
 

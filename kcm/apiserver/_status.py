@@ -36,8 +36,9 @@ class StatusError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
         }
+        if self.reason:  # an error that is no API error has no reason (StatusReasonUnknown)
+            status["reason"] = self.reason
         if self.details:
             status["details"] = self.details
         status["code"] = self.code
@@ -108,11 +109,15 @@ class StatusError(Exception):
     @classmethod
     def invalid(cls, group: str, kind: str, name: str, causes: list[dict[str, Any]]) -> StatusError:
         qualified = f"{kind}.{group}" if group else kind
-        text = ", ".join(
-            f"{c.get('field', '')}: {c.get('message', '')}" if c.get("field") else c["message"]
-            for c in causes
-        )
-        if len(causes) > 1:
+        texts: list[str] = []
+        for c in causes:  # the message lists each error once, as Go's ToAggregate does
+            line = (
+                f"{c.get('field', '')}: {c.get('message', '')}" if c.get("field") else c["message"]
+            )
+            if line not in texts:
+                texts.append(line)
+        text = ", ".join(texts)
+        if len(texts) > 1:
             text = f"[{text}]"
         details: dict[str, Any] = {"name": name} if name else {}
         if group:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, ClassVar, Protocol
 
 from .._field_errors import Cause
-from .._names import dns1123_subdomain
-from .._object_meta import validate_object_meta
+from .._names import dns1123_subdomain, path_segment
+from .._object_meta import validate_object_meta, validate_object_meta_update
 from .._registry import Resource
 from .._store import Obj
 from ._context import Context
@@ -50,6 +50,10 @@ class Strategy:
     template_restart_policy: ClassVar[str] = "Always"
     """The ``restartPolicy`` a pod template of this kind defaults to."""
 
+    kube_finalizer_names: ClassVar[bool] = True
+    """Whether finalizer names must be qualified or standard (the Kubernetes API's kinds; not
+    custom resources and their definitions)."""
+
     manages_generation: ClassVar[bool] = False
     """Whether the server keeps ``metadata.generation`` (1 on create, one more per spec
     change). Kinds that do not (ConfigMaps, Pods, Services, ...) keep what a client sent on
@@ -67,13 +71,34 @@ class Strategy:
 
     def validate(self, obj: Obj) -> list[Cause]:
         """Field errors of a new object (``Validate``): ObjectMeta; kinds add their own."""
+        return self.validate_metadata(obj)
+
+    def validate_metadata(self, obj: Obj) -> list[Cause]:
+        """The kind's ``ValidateObjectMeta`` (its name rule)."""
         return validate_object_meta(
-            obj, name_rule=self.name_rule, namespaced=self.resource.namespaced
+            obj,
+            name_rule=self.name_rule,
+            namespaced=self.resource.namespaced,
+            kube_finalizers=self.kube_finalizer_names,
         )
 
+    def validate_metadata_update(self, new: Obj, old: Obj) -> list[Cause]:
+        """The kind's ``ValidateObjectMetaUpdate``."""
+        return validate_object_meta_update(new, old, kube_finalizers=self.kube_finalizer_names)
+
     def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
-        """Field errors of an update (``ValidateUpdate``): the new object's, plus immutables."""
-        return self.validate(new)
+        """Field errors of an update (``ValidateUpdate``). Most kinds: ObjectMetaUpdate, then
+        the new object's validation; kinds add what may not change."""
+        return self.validate_metadata_update(new, old) + self.validate(new)
+
+    def validate_common_update(self, new: Obj, old: Obj) -> list[Cause]:
+        """What every update of every kind is checked for before the kind's own rules
+        (``validateCommonFields``): ObjectMeta, names as path segments, and ObjectMetaUpdate.
+        (A metadata error is therefore reported more than once, as kube-apiserver does.)"""
+        common = validate_object_meta(
+            new, name_rule=path_segment, namespaced=self.resource.namespaced, kube_finalizers=False
+        )
+        return common + validate_object_meta_update(new, old, kube_finalizers=False)
 
     # -- create ----------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ class CustomResourceStrategy(Strategy):
     """
 
     manages_generation = True
+    kube_finalizer_names = False
 
     return_deleted_object = True
     strategic_merge_patch = False

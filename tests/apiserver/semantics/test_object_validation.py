@@ -135,12 +135,21 @@ def test_object_meta_rules() -> None:
     assert big == [
         {
             "reason": "FieldValueTooLong",
-            "message": "Too long: may not be more than 262144 bytes",
+            "message": "Too long: must have at most 262144 bytes",
             "field": "metadata.annotations",
         }
     ]
-    fin = meta(name="a", namespace="ns", finalizers=["example.com/ok", "bad finalizer"])
-    assert [c["field"] for c in fin] == ["metadata.finalizers[1]"]
+    fin = meta(name="a", namespace="ns", finalizers=["example.com/ok", "bad finalizer", "plain"])
+    assert [c["field"] for c in fin] == [
+        "metadata.finalizers",  # not a qualified name (the path has no index, as kube's)
+        "metadata.finalizers[1]",  # neither standard nor qualified
+        "metadata.finalizers[2]",
+    ]
+    assert fin[2]["message"] == (
+        'Invalid value: "plain": name is neither a standard finalizer name nor is it fully '
+        "qualified"
+    )
+    assert meta(name="a", namespace="ns", finalizers=["kubernetes", "orphan"]) == []
 
 
 def test_pod_required_fields() -> None:
@@ -258,7 +267,9 @@ def test_resource_adapters_and_update_immutability() -> None:
     res = SimpleNamespace(group="apps", kind="Deployment", namespaced=True)
     old = _deployment({"matchLabels": {"app": "web"}}, {"app": "web", "v": "2"})
     assert validate_create(old, res) == []
+    old["metadata"]["resourceVersion"] = "7"  # as stored; an update carries it too
     new = _deployment({"matchLabels": {"app": "web", "v": "2"}}, {"app": "web", "v": "2"})
+    new["metadata"]["resourceVersion"] = "7"
     causes = validate_update(old, new, res)
     assert [c["field"] for c in causes] == ["spec.selector"]
     assert causes[0]["message"].endswith(": field is immutable")

@@ -18,6 +18,7 @@ class CustomResourceDefinitionStrategy(Strategy):
     """apiextensions-apiserver's ``pkg/registry/customresourcedefinition``, in brief."""
 
     manages_generation = True
+    kube_finalizer_names = False
 
     def validate(self, obj: Obj) -> list[Cause]:
         return super().validate(obj) + _crd_causes(obj)

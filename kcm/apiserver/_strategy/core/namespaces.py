@@ -2,9 +2,15 @@
 
 A deleted namespace stays until the namespace controller has emptied it and PUT ``/finalize``
 without the ``kubernetes`` finalizer (``spec.finalizers``, not ``metadata.finalizers``).
+
+A namespace gets its ``default`` ServiceAccount as soon as it exists: in a cluster,
+kube-controller-manager's serviceaccounts controller creates it, and pods cannot be created
+without it (ServiceAccount admission); kcm has no such controller, so the server does it.
 """
 
 from __future__ import annotations
+
+import uuid
 
 from ..._names import dns1123_label
 from ..._store import Obj, deep_copy
@@ -12,7 +18,7 @@ from .._base import Strategy
 from .._context import Context
 from .._subresource import Subresource
 
-__all__ = ["NamespaceStrategy"]
+__all__ = ["NamespaceStrategy", "ensure_default_service_account"]
 
 
 class NamespaceStrategy(Strategy):
@@ -31,6 +37,10 @@ class NamespaceStrategy(Strategy):
         obj["status"] = {"phase": "Active"}
         labels = obj["metadata"].setdefault("labels", {})
         labels["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
+
+    def after_write(self, obj: Obj, ctx: Context) -> None:
+        if (obj.get("status") or {}).get("phase") == "Active":
+            ensure_default_service_account(obj["metadata"]["name"], ctx)
 
     def prepare_for_update(self, new: Obj, old: Obj) -> Obj:
         """The spec (its finalizers) changes only through ``/finalize``."""
@@ -51,6 +61,20 @@ class NamespaceStrategy(Strategy):
         if name == "finalize":
             return _Finalize(self)
         return super().subresource(name)
+
+
+def ensure_default_service_account(namespace: str, ctx: Context) -> None:
+    """Create the ``default`` ServiceAccount of ``namespace`` if it has none."""
+    key = ("", "serviceaccounts")
+    if ctx.store.get(key, namespace, "default") is not None:
+        return
+    meta = {
+        "name": "default",
+        "namespace": namespace,
+        "uid": str(uuid.uuid4()),
+        "creationTimestamp": ctx.now(),
+    }
+    ctx.store.create(key, {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta})
 
 
 class _Finalize(Subresource):
