@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from kcm.selectors import label_key_errors, label_value_errors
 
-from ._field_errors import Cause, forbidden, go_value, invalid, required, too_long
+from ._field_errors import Cause, forbidden, go_value, invalid, invalid_shown, required, too_long
 from ._names import NameRule, check_name, dns1123_label
 
 __all__ = [
@@ -101,7 +101,7 @@ def _validate_owner_references(refs: Any) -> list[Cause]:
             shown = _go_owner_reference(ref)
             group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
             causes.append(
-                _raw_invalid(
+                invalid_shown(
                     field,
                     shown,
                     f"{group}/{version}, Kind={ref.get('kind')} is disallowed from being an owner",
@@ -115,7 +115,7 @@ def _validate_owner_references(refs: Any) -> list[Cause]:
                     + "}"
                 )
                 causes.append(
-                    _raw_invalid(
+                    invalid_shown(
                         field,
                         shown,
                         'Only one reference can have Controller set to true. Found "true" in '
@@ -127,15 +127,6 @@ def _validate_owner_references(refs: Any) -> list[Cause]:
     return causes
 
 
-def _raw_invalid(field: str, shown: str, detail: str) -> Cause:
-    """``field.Invalid`` of a value already printed as Go prints it."""
-    return {
-        "reason": "FieldValueInvalid",
-        "message": f"Invalid value: {shown}: {detail}",
-        "field": field,
-    }
-
-
 def _validate_finalizers(finalizers: Any) -> list[Cause]:
     """``ValidateFinalizers``: qualified names, not orphan and foregroundDeletion together."""
     field = "metadata.finalizers"
@@ -145,7 +136,7 @@ def _validate_finalizers(finalizers: Any) -> list[Cause]:
         causes.extend(invalid(field, name, msg) for msg in label_key_errors(name))
     if "orphan" in names and "foregroundDeletion" in names:
         causes.append(
-            _raw_invalid(
+            invalid_shown(
                 field,
                 go_value(names),
                 "finalizer orphan and foregroundDeletion cannot be both set",
@@ -246,7 +237,7 @@ def _go_time(value: Any) -> str:
 def _immutable(field: str, new: Any, old: Any, shown: str) -> list[Cause]:
     if new == old:
         return []
-    return [_raw_invalid(field, shown, "field is immutable")]
+    return [invalid_shown(field, shown, "field is immutable")]
 
 
 def validate_object_meta_update(

@@ -156,6 +156,7 @@ class Rest:
         if self.store.get(res.storage_key, meta.get("namespace", ""), name) is not None:
             raise StatusError.already_exists(res.group, res.plural, name)
         obj = self._track(None, obj, manager, "Update")
+        strategy.canonicalize(obj)
         if query.get("dryRun"):
             return obj
         created = self.store.create(res.storage_key, obj)
@@ -215,16 +216,18 @@ class Rest:
         old = old if old is not None else self.existing(res, ns, name)
         new = self._check_type(res, body)
         _check_update_target(res, ns, name, new, old, uid_precondition=uid_precondition)
+        rules.default_on_update(new)  # the defaults come with decoding, before all else
+        strategy.canonicalize(new)  # compared with the stored object as Go compares structs
         admit_update(res, subresource, new, old)
         new = rules.prepare_for_update(new, old)
         _carry_over_metadata(res, ns, new, old)
         _set_generation(new, strategy.next_generation(new, old))
         if "managedFields" not in new["metadata"] and "managedFields" in old["metadata"]:
             new["metadata"]["managedFields"] = old["metadata"]["managedFields"]
-        rules.default_on_update(new)
         causes = strategy.validate_common_update(new, old) + rules.validate_update(new, old)
         self._raise_invalid(res, new, causes)
         new = self._track(old, new, manager, operation)
+        strategy.canonicalize(new)
         if new == old:
             return strategy.present(old)  # no-op: kube-apiserver skips the write
         if query.get("dryRun"):

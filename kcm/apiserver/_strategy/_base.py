@@ -8,13 +8,13 @@ from .._field_errors import Cause
 from .._names import dns1123_subdomain, path_segment
 from .._object_meta import validate_object_meta, validate_object_meta_update
 from .._registry import Resource
-from .._store import Obj
+from .._store import Obj, deep_copy
 from ._context import Context
 from ._scale import ScalePaths, ScaleSubresource
 from ._subresource import StatusSubresource, Subresource
 from .core.podspec import default_pod_spec
 
-__all__ = ["GenerationalStrategy", "Strategy", "UpdateRules"]
+__all__ = ["GenerationalStrategy", "Strategy", "UpdateRules", "zero_template_meta"]
 
 _NOT_SPEC = ("metadata", "status", "apiVersion", "kind")
 
@@ -46,9 +46,6 @@ class Strategy:
 
     strategic_merge_patch: ClassVar[bool] = True
     """Whether the kind takes strategic merge patches (415 otherwise)."""
-
-    template_restart_policy: ClassVar[str] = "Always"
-    """The ``restartPolicy`` a pod template of this kind defaults to."""
 
     kube_finalizer_names: ClassVar[bool] = True
     """Whether finalizer names must be qualified or standard (the Kubernetes API's kinds; not
@@ -105,7 +102,7 @@ class Strategy:
     def prepare_for_create(self, obj: Obj, ctx: Context) -> None:
         """Reset what a client may not set and fill defaults (``PrepareForCreate``).
 
-        Runs after validation, on an object whose metadata the server has already stamped.
+        Runs before validation, on an object whose metadata the server has already stamped.
         """
         if self.resource.has_status and not self.keeps_status_on_create:
             obj.pop("status", None)
@@ -115,13 +112,29 @@ class Strategy:
         """Scheme defaults, applied on create and on update: the pod template's, if any."""
         template = self.pod_template(obj)
         if isinstance(template, dict) and isinstance(template.get("spec"), dict):
-            template["spec"].setdefault("restartPolicy", self.template_restart_policy)
             default_pod_spec(template["spec"])
 
     def pod_template(self, obj: Obj) -> Any:
         """The pod template the object carries (built-ins: ``spec.template``), or None."""
         spec = obj.get("spec")
         return spec.get("template") if isinstance(spec, dict) else None
+
+    status_zero: ClassVar[Obj | None] = None
+    """The status Go writes for the kind's zero status struct (its fields without
+    ``omitempty``), e.g. ``{"replicas": 0}``; None: the kind writes no such status."""
+
+    def canonicalize(self, obj: Obj) -> None:
+        """What Go writes for fields it always writes (``Canonicalize``, and the encoding of
+        zero structs): the status's non-optional fields, a pod template's
+        ``metadata.creationTimestamp: null``."""
+        if self.status_zero is not None:
+            status = obj.get("status")
+            if not isinstance(status, dict):
+                status = obj["status"] = {}
+            for key, zero in self.status_zero.items():
+                if key not in status:
+                    status[key] = deep_copy(zero)
+        zero_template_meta(self.pod_template(obj))
 
     # -- update ----------------------------------------------------------------------------
 
@@ -209,6 +222,15 @@ class GenerationalStrategy(Strategy):
     (Ingresses, NetworkPolicies, PodDisruptionBudgets, EndpointSlices, ...)."""
 
     manages_generation = True
+
+
+def zero_template_meta(template: Any) -> None:
+    """An embedded ObjectMeta as Go writes it: ``creationTimestamp: null`` when unset."""
+    if isinstance(template, dict):
+        meta = template.get("metadata")
+        if not isinstance(meta, dict):
+            meta = template["metadata"] = {}
+        meta.setdefault("creationTimestamp", None)
 
 
 def _spec(obj: Obj) -> dict[str, Any]:

@@ -12,6 +12,8 @@ from .apps.statefulsets import StatefulSetStrategy
 from .batch.cronjobs import CronJobStrategy
 from .batch.jobs import JobStrategy
 from .certificates.certificatesigningrequests import CertificateSigningRequestStrategy
+from .coordination.leases import LeaseStrategy
+from .core.claims import PersistentVolumeClaimStrategy
 from .core.configmaps import ConfigMapStrategy
 from .core.namespaces import NamespaceStrategy
 from .core.nodes import NodeStrategy
@@ -33,6 +35,7 @@ _STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "Namespace"): NamespaceStrategy,
     ("", "Node"): NodeStrategy,
     ("", "PersistentVolume"): PersistentVolumeStrategy,
+    ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy,
     ("", "Pod"): PodStrategy,
     ("", "PodTemplate"): PodTemplateStrategy,
     ("", "ReplicationController"): ReplicationControllerStrategy,
@@ -45,6 +48,7 @@ _STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("batch", "CronJob"): CronJobStrategy,
     ("batch", "Job"): JobStrategy,
     ("certificates.k8s.io", "CertificateSigningRequest"): CertificateSigningRequestStrategy,
+    ("coordination.k8s.io", "Lease"): LeaseStrategy,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): CustomResourceDefinitionStrategy,
     ("rbac.authorization.k8s.io", "ClusterRole"): RbacStrategy,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): RbacStrategy,

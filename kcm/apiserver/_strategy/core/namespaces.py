@@ -32,8 +32,11 @@ class NamespaceStrategy(Strategy):
 
     def prepare_for_create(self, obj: Obj, ctx: Context) -> None:
         super().prepare_for_create(obj, ctx)
-        obj.setdefault("spec", {})
-        obj["spec"].setdefault("finalizers", ["kubernetes"])
+        spec = obj.setdefault("spec", {})
+        finalizers = list(spec.get("finalizers") or [])
+        if "kubernetes" not in finalizers:  # required on create, removed by /finalize
+            finalizers.append("kubernetes")
+        spec["finalizers"] = finalizers
         obj["status"] = {"phase": "Active"}
         labels = obj["metadata"].setdefault("labels", {})
         labels["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
@@ -43,9 +46,14 @@ class NamespaceStrategy(Strategy):
             ensure_default_service_account(obj["metadata"]["name"], ctx)
 
     def prepare_for_update(self, new: Obj, old: Obj) -> Obj:
-        """The spec (its finalizers) changes only through ``/finalize``."""
+        """The spec (its finalizers) changes only through ``/finalize``; the
+        ``kubernetes.io/metadata.name`` label always says the name."""
         new = super().prepare_for_update(new, old)
         new["spec"] = old.get("spec", {})
+        labels = new["metadata"].get("labels")
+        if not isinstance(labels, dict):
+            labels = new["metadata"]["labels"] = {}
+        labels["kubernetes.io/metadata.name"] = old["metadata"]["name"]
         return new
 
     def prepare_for_delete(

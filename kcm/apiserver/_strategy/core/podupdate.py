@@ -4,19 +4,19 @@
 A pod's spec is fixed once created, except container and init container images, a shorter
 ``activeDeadlineSeconds``, more tolerations (existing ones may change only their
 ``tolerationSeconds``) and a negative ``terminationGracePeriodSeconds`` raised to 1. Anything
-else is refused with kube-apiserver's message; kube-apiserver follows it with a Go struct diff
-of the spec, kcm with the changed JSON fields.
+else is refused with kube-apiserver's message, followed by what changed (see
+:mod:`.._spec_diff`).
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
 from collections.abc import Mapping
 from typing import Any, Final
 
 from ..._field_errors import Cause, forbidden, invalid, required
 from ..._store import Obj, deep_copy
+from .._spec_diff import spec_diff
 
 __all__ = ["sync_pod_ips", "validate_pod_status_update", "validate_pod_update"]
 
@@ -68,25 +68,6 @@ def _same_except_seconds(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return {k: v for k, v in a.items() if k not in strip} == {
         k: v for k, v in b.items() if k not in strip
     }
-
-
-def _diff(old: Any, new: Any, path: str = "spec") -> list[str]:
-    """The changed fields of two JSON values, one ``- path: old`` / ``+ path: new`` pair each."""
-    if isinstance(old, Mapping) and isinstance(new, Mapping):
-        lines: list[str] = []
-        for key in sorted(set(old) | set(new)):
-            lines += _diff(old.get(key), new.get(key), f"{path}.{key}")
-        return lines
-    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        return [
-            line
-            for i, (a, b) in enumerate(zip(old, new, strict=True))
-            for line in _diff(a, b, f"{path}[{i}]")
-        ]
-    if old == new:
-        return []
-    shown = [f"- {path}: {json.dumps(old)}"] if old is not None else []
-    return shown + ([f"+ {path}: {json.dumps(new)}"] if new is not None else [])
 
 
 def validate_pod_update(new: Obj, old: Obj) -> list[Cause]:
@@ -142,7 +123,7 @@ def validate_pod_update(new: Obj, old: Obj) -> list[Cause]:
     if old_grace is not None and old_grace < 0 and grace == 1:
         munged["terminationGracePeriodSeconds"] = old_grace
     if munged != before:
-        changes = "\n".join(_diff(before, munged))
+        changes = "\n".join(spec_diff(before, munged))
         causes.append(forbidden("spec", f"{_IMMUTABLE_SPEC}\n{changes}\n"))
     return causes
 
