@@ -6,6 +6,8 @@ types in exactly one place (``kcm.client``), so callers never see an httpx excep
     KcmError
     ├── ConfigError                 bad kubeconfig / in-cluster environment / exec plugin
     ├── TransportError              the server could not be reached (names the server)   [retryable]
+    │   ├── ConnectionFailed        refused or unresolvable: not retried per request    [retryable]
+    │   ├── TlsVerificationFailed   the server's certificate was not trusted
     │   └── RequestTimeout          no answer within the client timeout                 [retryable]
     ├── ApiError                    the server answered with a failure Status
     │   ├── BadRequest              400
@@ -48,6 +50,7 @@ __all__ = [
     "CacheSyncTimeoutError",
     "ConfigError",
     "Conflict",
+    "ConnectionFailed",
     "DecodeError",
     "Forbidden",
     "GracefulShutdownTimeout",
@@ -64,6 +67,7 @@ __all__ = [
     "ServiceUnavailable",
     "ShutDown",
     "StatusCause",
+    "TlsVerificationFailed",
     "TooManyRequests",
     "TransportError",
     "Unauthorized",
@@ -117,6 +121,23 @@ class TransportError(KcmError):
     def __init__(self, message: str, *, server: str | None = None) -> None:
         super().__init__(f"{message} (server {server})" if server else message)
         self.server = server
+
+
+class ConnectionFailed(TransportError):
+    """No connection could be opened: refused, or the host name does not resolve.
+
+    The client does not retry the request (client-go retries only resets and EOFs of GETs):
+    a bad URL fails at once. Loops that outlive a server restart (the reflector, leader
+    election) still retry with their own backoff, hence ``retryable``.
+    """
+
+
+class TlsVerificationFailed(TransportError):
+    """The server's certificate did not verify against the configured CA (or its name did not
+    match): fix ``certificate-authority``/``tls-server-name`` in the kubeconfig; retrying
+    cannot help."""
+
+    retryable = False
 
 
 class RequestTimeout(TransportError):
@@ -403,26 +424,41 @@ _BY_CODE: dict[int, type[ApiError]] = {
 }
 
 
+def _status_code(value: Any, fallback: int | None) -> int:
+    """The Status' ``code`` if it is a number, else the HTTP code: a malformed Status must
+    still give a typed error, never a ValueError."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return fallback or 0
+
+
 def api_error_from_status(
     status: dict[str, Any], *, code: int | None = None, retry_after: float | None = None
 ) -> ApiError:
     """Build the most specific :class:`ApiError` for a ``Status`` dict.
 
     The reason decides first (a 409 may be ``AlreadyExists`` or ``Conflict``), then the code.
+    Malformed fields (a non-numeric ``code``, ``details`` or ``causes`` of the wrong type) are
+    ignored rather than raised, so a broken server still yields a typed error.
     A 504 (or reason ``Timeout``) whose causes include ``ResourceVersionTooLarge`` becomes
     :class:`ResourceVersionTooLarge`.
     """
     reason = str(status.get("reason") or "")
-    status_code = int(status.get("code") or code or 0)
+    status_code = _status_code(status.get("code"), code)
     message = str(status.get("message") or reason or f"HTTP {status_code}")
-    details = status.get("details") or {}
+    details = status.get("details")
+    if not isinstance(details, dict):
+        details = {}
+    raw_causes = details.get("causes")
     causes = [
         StatusCause(
             reason=str(c.get("reason", "")),
             message=str(c.get("message", "")),
             field=str(c.get("field", "")),
         )
-        for c in (details.get("causes") or [])
+        for c in (raw_causes if isinstance(raw_causes, list) else [])
         if isinstance(c, dict)
     ]
     cls = _BY_REASON.get(reason) or _BY_CODE.get(status_code) or ApiError

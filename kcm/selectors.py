@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Concatenate, Final, Generic, ParamSpec, TypeVar, final
@@ -42,8 +43,9 @@ class SelectorParseError(ValueError):
 
     Attributes:
         selector: the text being parsed (empty when building from a model or a builder).
-        detail: the bare text Go's parser gives (``found ',', expected: identifier after
-            ','``), which kube-apiserver puts in its 400 BadRequest message.
+        detail: the text of Go's parser's error (``found ',', expected: identifier after
+            ','``; ``unable to parse requirement: values[0][app]: Invalid value: ...``), which
+            kube-apiserver puts in its 400 BadRequest message.
     """
 
     def __init__(self, message: str, *, selector: str = "", detail: str | None = None) -> None:
@@ -415,6 +417,47 @@ def _lex(text: str) -> list[tuple[int, str]]:
             tokens.append((_IDENT, lit))
 
 
+def _go_quote(text: str) -> str:
+    """Go's ``%q`` of a string (printable text as is, quotes and backslashes escaped)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _go_requirement_errors(key: str, op: Operator, values: list[str]) -> str:
+    """What Go's ``labels.NewRequirement`` says about an invalid requirement: its
+    ``field.ErrorList`` aggregated (``values[0][app]: Invalid value: "-web": ...``; several
+    errors as ``[e1, e2]``)."""
+    errs: list[str] = []
+    key_errs = label_key_errors(key)
+    if key_errs:
+        errs.append(f"key: Invalid value: {_go_quote(key)}: {'; '.join(key_errs)}")
+    listed = "[]string{" + ", ".join(_go_quote(v) for v in values) + "}"
+    if op in _SET_OPS and not values:
+        errs.append(
+            f"values: Invalid value: {listed}: for 'in', 'notin' operators, values set can't "
+            "be empty"
+        )
+    elif op in _NUMERIC_OPS:
+        if len(values) != 1:
+            errs.append(
+                f"values: Invalid value: {listed}: for 'Gt', 'Lt' operators, exactly one value "
+                "is required"
+            )
+        errs.extend(
+            f"values[{i}]: Invalid value: {_go_quote(v)}: for 'Gt', 'Lt' operators, the value "
+            "must be an integer"
+            for i, v in enumerate(values)
+            if not _INT_RE.match(v)
+        )
+    for i, v in enumerate(values):
+        value_errs = label_value_errors(v)
+        if value_errs:
+            errs.append(
+                f"values[{i}][{key}]: Invalid value: {_go_quote(v)}: {'; '.join(value_errs)}"
+            )
+    unique = list(dict.fromkeys(errs))
+    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
+
+
 class _Parser:
     __slots__ = ("pos", "text", "tokens")
 
@@ -423,11 +466,13 @@ class _Parser:
         self.tokens = _lex(text)
         self.pos = 0
 
-    def _fail(self, message: str) -> SelectorParseError:
+    def _fail(self, message: str, detail: str | None = None) -> SelectorParseError:
+        """``detail`` is Go's text where it differs from ``message`` (a requirement's
+        validation errors, as ``field.ErrorList``)."""
         return SelectorParseError(
             f"unable to parse label selector {self.text!r}: {message}",
             selector=self.text,
-            detail=message,
+            detail=message if detail is None else detail,
         )
 
     def peek(self, values: bool = False) -> tuple[int, str]:
@@ -447,7 +492,11 @@ class _Parser:
         while True:
             tok, lit = self.peek(values=True)
             if tok in (_IDENT, _NOT):
-                reqs.append(self.requirement())
+                try:
+                    reqs.append(self.requirement())
+                except SelectorParseError as exc:  # Go wraps what a requirement fails on
+                    exc.detail = f"unable to parse requirement: {exc.detail}"
+                    raise
                 tok, lit = self.take(values=True)
                 if tok == _EOS:
                     return reqs
@@ -472,7 +521,10 @@ class _Parser:
         key = lit
         errs = label_key_errors(key)
         if errs:
-            raise self._fail(f"invalid label key {key!r}: {'; '.join(errs)}")
+            raise self._fail(
+                f"invalid label key {key!r}: {'; '.join(errs)}",
+                f"key: Invalid value: {_go_quote(key)}: {'; '.join(errs)}",
+            )
         nxt, _ = self.peek(values=True)
         if nxt in (_EOS, _COMMA):
             op = op or Operator.EXISTS
@@ -495,10 +547,11 @@ class _Parser:
         return self._build(key, op, values)
 
     def _build(self, key: str, op: Operator, values: Iterable[str]) -> Requirement:
+        vals = sorted(set(values))
         try:
-            return Requirement(key, op, values)
+            return Requirement(key, op, vals)
         except SelectorParseError as exc:
-            raise self._fail(str(exc)) from None
+            raise self._fail(str(exc), _go_requirement_errors(key, op, vals)) from None
 
     def exact_value(self) -> tuple[str, ...]:
         tok, lit = self.peek(values=True)

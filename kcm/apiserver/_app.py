@@ -18,15 +18,19 @@ from urllib.parse import parse_qs
 import msgspec
 
 from kcm.clock import Clock
+from kcm.selectors import FieldSelector
 
 from ._body import decode_object
 from ._discovery import Discovery
 from ._faults import Faults
-from ._field_validation import check_field_validation
 from ._http import Receive, Scope, Send, authorized, decode_body, read_body, respond
+from ._list import cache_read
+from ._openapi import OpenApi
+from ._options import ListOptions, Params, delete_options, validate_write_options
 from ._protobuf import UnsupportedProtobuf, decode_protobuf
+from ._requester import Requester
 from ._rest import Rest
-from ._routing import ApiPath, Target, not_found, resolve
+from ._routing import ApiPath, PageNotFound, Target, allowed_methods, not_found, resolve
 from ._select import build_matcher
 from ._status import StatusError
 from ._store import Store
@@ -41,6 +45,13 @@ log = logging.getLogger(__name__)
 _encode = msgspec.json.encode
 _HEALTH = ("healthz", "readyz", "livez")
 _WITH_BODY = ("POST", "PUT", "PATCH", "DELETE")
+_PATCH_TYPES = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+)
+_TEXT = b"text/plain; charset=utf-8"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,10 +64,18 @@ class _Request:
     headers: dict[str, str]
     body: bytes
     user_agent: str
+    params: Params
+    """Every value of every query parameter (``query`` has the first of each)."""
 
     @property
     def accept(self) -> str:
         return self.headers.get("accept", "")
+
+    @property
+    def upgrade(self) -> bool:
+        """Whether the client asked to switch to a stream (websocket or SPDY)."""
+        tokens = {t.strip().lower() for t in self.headers.get("connection", "").split(",")}
+        return "upgrade" in tokens and bool(self.headers.get("upgrade"))
 
     @property
     def manager(self) -> str:
@@ -89,6 +108,7 @@ class App:
         self.token = token
         self.bookmark_interval = bookmark_interval
         self.requests = 0
+        self.openapi = OpenApi()
 
     @property
     def registry(self) -> Any:
@@ -99,6 +119,8 @@ class App:
     async def __call__(self, scope: Scope, receive: Receive, raw_send: Send) -> None:
         if scope["type"] == "lifespan":
             await _lifespan(receive, raw_send)
+        if scope["type"] == "websocket":
+            await self._websocket(scope, raw_send)
         if scope["type"] != "http":
             return
         self.requests += 1
@@ -119,11 +141,30 @@ class App:
         except StatusError as exc:
             if not started:
                 await respond(send, exc.code, _encode(exc.to_status()), exc.headers)
+        except PageNotFound:
+            if not started:
+                await respond(send, 404, b"404 page not found\n", content_type=_TEXT)
         except Exception as exc:  # a bug must answer 500, not hang the client
             log.exception("internal error serving %s %s", scope.get("method"), scope.get("path"))
             if not started:
                 err = StatusError(500, "InternalError", f"Internal error occurred: {exc}")
                 await respond(send, 500, _encode(err.to_status()))
+
+    async def _websocket(self, scope: Scope, send: Send) -> None:
+        """A websocket upgrade (``kubectl exec``'s first try) is served as the GET it is; kcm
+        streams nothing, so the answer is always a plain HTTP response refusing the upgrade
+        (ASGI's ``websocket.http.response``)."""
+        if "websocket.http.response" not in scope.get("extensions", {}):
+            await send({"type": "websocket.close"})
+            return
+
+        async def receive() -> MutableMapping[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def as_websocket(message: MutableMapping[str, Any]) -> None:
+            await send({**message, "type": "websocket." + message["type"]})
+
+        await self({**scope, "type": "http", "method": "GET"}, receive, as_websocket)
 
     def _admit(self, headers: dict[str, str]) -> None:
         """401 without the token; an injected failure when one is due."""
@@ -139,12 +180,13 @@ class App:
         self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], ua: str
     ) -> None:
         """Parse the path, serve what is not a resource, else run the verb on the target."""
-        query = {
-            k: v[0]
-            for k, v in parse_qs(scope["query_string"].decode(), keep_blank_values=True).items()
-        }
+        params = parse_qs(scope["query_string"].decode(), keep_blank_values=True)
+        query = {k: v[0] for k, v in params.items()}
         parts = [p for p in scope["path"].split("/") if p]
         accept = headers.get("accept", "")
+        if parts[:1] == ["openapi"]:
+            await self._serve_openapi(send, parts, headers)
+            return
         if not parts or parts[0] not in ("api", "apis"):
             await self._serve_non_resource(send, parts, accept)
             return
@@ -153,26 +195,31 @@ class App:
             await self._serve_discovery(send, path, accept)
             return
         target = resolve(self.registry, path)
-        if target.legacy_watch:
-            query["watch"] = "true"
         method = scope["method"]
         body = await _request_body(method, receive, headers)
-        request = _Request(method, target, query, headers, body, ua)
+        request = _Request(method, target, query, headers, body, ua, params)
         await self._verb(request)(request, send, receive)
 
     async def _serve_non_resource(self, send: Send, parts: list[str], accept: str) -> None:
-        """``/``, the health checks, ``/version`` and ``/openapi``; 404 for anything else."""
+        """``/``, the health checks and ``/version``; 404 for anything else."""
         if not parts:
             await respond(send, 200, _encode({"paths": self.discovery.paths()}))
         elif parts[0] in _HEALTH:
             await respond(send, 200, b"ok", content_type=b"text/plain; charset=utf-8")
         elif parts[0] == "version":
             await respond(send, 200, _encode(self.discovery.version()))
-        elif parts[0] == "openapi":
-            status, body = self.discovery.openapi(parts, accept)
-            await respond(send, status, body)
         else:
-            raise not_found()
+            raise PageNotFound()
+
+    async def _serve_openapi(self, send: Send, parts: list[str], headers: dict[str, str]) -> None:
+        """``/openapi/v2`` (JSON or protobuf, as ``Accept`` asks); 404 for the rest."""
+        reply = self.openapi.serve(parts, headers)
+        raw_headers = [(k.lower().encode(), v.encode()) for k, v in reply.headers.items()]
+        if reply.content_type:
+            raw_headers.append((b"content-type", reply.content_type.encode()))
+        raw_headers.append((b"content-length", str(len(reply.body)).encode()))
+        await send({"type": "http.response.start", "status": reply.code, "headers": raw_headers})
+        await send({"type": "http.response.body", "body": reply.body, "more_body": False})
 
     async def _serve_discovery(self, send: Send, path: ApiPath, accept: str) -> None:
         """``/api``, ``/apis``, ``/apis/<group>`` and a group version's resource list."""
@@ -184,7 +231,9 @@ class App:
         else:
             doc = self.discovery.resource_list(path.group, path.version)
         if doc is None:
-            raise not_found()
+            if path.core or self.registry.is_builtin_group(path.group):
+                raise not_found()
+            raise PageNotFound()
         await respond(send, 200, _encode(doc))
 
     async def _discovery_root(self, send: Send, accept: str, *, core: bool) -> None:
@@ -196,8 +245,23 @@ class App:
         await respond(send, 200, _encode(doc))
 
     def _verb(self, request: _Request) -> _Handler:
-        """The handler for the request's method on a collection or on one object."""
+        """The handler for the request's method on a collection or on one object.
+
+        Raises:
+            StatusError: 404 when kube-apiserver serves no such path (an object path of a
+                create-only resource), 405 when the path does not take the method.
+        """
+        target = request.target
+        allowed = allowed_methods(target)
+        if target.res.crd is not None and target.ns is None and request.method not in allowed:
+            raise PageNotFound()  # the CRD handler passes what it cannot serve on, as unserved
+        if not allowed:
+            raise not_found()
+        if request.method not in allowed:
+            raise StatusError.method_not_allowed()
         verbs: dict[str, _Handler]
+        if request.target.legacy_watch:
+            return self._watch
         if request.target.name is None:
             verbs = {"GET": self._list, "POST": self._create, "DELETE": self._delete_collection}
         else:
@@ -213,26 +277,36 @@ class App:
     # -- verbs on a collection -------------------------------------------------------------
 
     async def _list(self, request: _Request, send: Send, receive: Receive) -> None:
-        """LIST, or WATCH with ``?watch=true`` (or a legacy ``/watch/`` path)."""
+        """LIST, or WATCH with ``?watch`` (any value but ``0``/``false``)."""
         t = request.target
-        query = request.query
-        if query.get("watch") in ("true", "1"):
-            await self._watch(request, send, receive)
+        options = ListOptions.parse(request.params)
+        if options.watch:
+            await self._watch(request, send, receive, options)
             return
-        result = self.rest.list(t.res, t.ns, query)
+        result = self.rest.list(t.res, t.ns, options)
         if wants_table(request.accept):
-            result = to_table(
-                t.res, result, query.get("includeObject", "Metadata"), self.clock.now()
-            )
+            include = request.query.get("includeObject", "Metadata")
+            result = to_table(t.res, result, include, self.clock.now())
         await respond(send, 200, _encode(result))
 
-    async def _watch(self, request: _Request, send: Send, receive: Receive) -> None:
+    async def _watch(
+        self,
+        request: _Request,
+        send: Send,
+        receive: Receive,
+        options: ListOptions | None = None,
+    ) -> None:
+        """WATCH a collection, or one object (``/watch/.../NAME``: a field selector on its
+        name)."""
         t = request.target
-        query = request.query
-        matcher = build_matcher(
-            t.res, query.get("labelSelector", ""), query.get("fieldSelector", "")
-        )
-        options = WatchOptions.parse(query)
+        if options is None:
+            options = ListOptions.parse(request.params, watch=True)
+        if "watch" not in t.res.verbs:
+            raise StatusError.method_not_supported(t.res.group, t.res.plural, "watch")
+        fields = options.field_selector
+        if t.name is not None:
+            fields = _name_selector(fields, t.name)
+        matcher = build_matcher(t.res, options.label_selector, fields)
         stream = WatchStream(
             self.store,
             self.rest.present,
@@ -242,28 +316,50 @@ class App:
             user_agent=request.user_agent,
             table=wants_table(request.accept),
         )
-        await stream.serve(send, receive, t.res, t.ns, matcher, options)
+        await stream.serve(send, receive, t.res, t.ns, matcher, WatchOptions.of(options))
 
     async def _create(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
+        validate_write_options(request.params, "CreateOptions")
+        if (t.res.group, t.res.plural) == ("", "bindings"):
+            result = self._bind(t, decode_body(request.body))
+            await respond(send, 201, _encode(result))
+            return
         if t.res.namespaced and t.ns is None:
             raise StatusError.method_not_allowed()
-        check_field_validation(request.query, "CreateOptions")
         payload = _object_body(request)
-        created = self.rest.create(t.res, t.ns, payload, request.query, manager=request.manager)
+        who = Requester.from_headers(request.headers)
+        created = self.rest.create(
+            t.res, t.ns, payload, request.query, manager=request.manager, who=who
+        )
         await respond(send, 201, _encode(created))
+
+    def _bind(self, target: Target, payload: Any) -> dict[str, Any]:
+        """POST to the legacy ``bindings`` collection: binds the pod the Binding names, as
+        ``pods/NAME/binding`` does."""
+        pods = self.registry.lookup("", "v1", "pods")
+        assert pods is not None
+        assert target.ns is not None
+        meta = payload.get("metadata") if isinstance(payload, dict) else None
+        name = str((meta or {}).get("name") or "")
+        return _created_status(self.rest.post(pods, target.ns, name, "binding", payload))
 
     async def _delete_collection(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
-        options = decode_body(request.body) if request.body.strip() else {}
-        result = self.rest.delete_collection(t.res, t.ns, options or {}, request.query)
+        list_options = ListOptions.parse(request.params)
+        options = delete_options(_options_body(request.body), request.params)
+        result = self.rest.delete_collection(t.res, t.ns, options, request.query, list_options)
         await respond(send, 200, _encode(result))
 
     # -- verbs on an object ----------------------------------------------------------------
 
     async def _get(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
+        if _streams(t):
+            await self._connect(request, send)
+            return
         ns, name = _object_key(t)
+        cache_read(self.store, request.query.get("resourceVersion", ""))
         obj = self.rest.get(t.res, ns, name, t.subresource)
         is_view = bool(t.subresource) and strategy_for(t.res).subresource(t.subresource).view
         if wants_table(request.accept) and not is_view:
@@ -276,18 +372,36 @@ class App:
         await respond(send, 200, _encode(obj))
 
     async def _post(self, request: _Request, send: Send, receive: Receive) -> None:
-        """POST on a subresource that acts (``pods/binding``, ``pods/eviction``)."""
+        """POST on a subresource that acts (``pods/binding``, ``pods/eviction``,
+        ``serviceaccounts/token``): 201, a Status without a code gets 201."""
         t = request.target
+        if _streams(t):
+            await self._connect(request, send)
+            return
+        validate_write_options(request.params, "CreateOptions")
         payload = decode_body(request.body)
         ns, name = _object_key(t)
-        if not t.subresource:
-            raise StatusError.method_not_allowed()
-        await respond(send, 201, _encode(self.rest.post(t.res, ns, name, t.subresource, payload)))
+        result = self.rest.post(t.res, ns, name, t.subresource, payload, manager=request.manager)
+        await respond(send, 201, _encode(_created_status(result)))
+
+    async def _connect(self, request: _Request, send: Send) -> None:
+        """GET or POST on a streaming subresource (``pods/log``, ``exec``, ...): no object
+        comes back, only the stream's bytes (none for a 204)."""
+        t = request.target
+        ns, name = _object_key(t)
+        reply = self.rest.connect(
+            t.res, ns, name, t.subresource, request.query, upgrade=request.upgrade
+        )
+        if reply.code == 204:
+            await send({"type": "http.response.start", "status": 204, "headers": []})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        await respond(send, reply.code, reply.body, content_type=reply.content_type.encode())
 
     async def _update(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
         ns, name = _object_key(t)
-        check_field_validation(request.query, "UpdateOptions")
+        validate_write_options(request.params, "UpdateOptions")
         obj = self.rest.update(
             t.res,
             ns,
@@ -302,13 +416,17 @@ class App:
     async def _patch(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
         ns, name = _object_key(t)
-        check_field_validation(request.query, "PatchOptions")
+        ctype = request.headers.get("content-type", "")
+        patch_type = ctype.split(";")[0].strip()
+        if patch_type not in _PATCH_TYPES:
+            raise StatusError.unsupported_media(ctype)
+        validate_write_options(request.params, "PatchOptions", patch_type=patch_type)
         status, obj = self.rest.patch(
             t.res,
             ns,
             name,
             request.body,
-            request.headers.get("content-type", ""),
+            ctype,
             request.query,
             subresource=t.subresource,
             manager=request.manager,
@@ -318,8 +436,8 @@ class App:
     async def _delete(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
         ns, name = _object_key(t)
-        options = decode_body(request.body) if request.body.strip() else {}
-        result = self.rest.delete(t.res, ns, name, options or {}, request.query)
+        options = delete_options(_options_body(request.body), request.params)
+        result = self.rest.delete(t.res, ns, name, options, request.query)
         await respond(send, 200, _encode(result))
 
 
@@ -361,6 +479,14 @@ def _object_body(request: _Request) -> Any:
     return decode_object(t.res, request.body, content_type, expected=expected)
 
 
+def _streams(target: Target) -> bool:
+    """Whether the target is a streaming subresource (kube's Connecter: ``pods/exec``, ...)."""
+    return (
+        bool(target.subresource)
+        and strategy_for(target.res).subresource(target.subresource).connects
+    )
+
+
 def _object_key(target: Target) -> tuple[str, str]:
     """The namespace and name of a target that names one object."""
     assert target.ns is not None
@@ -370,3 +496,31 @@ def _object_key(target: Target) -> tuple[str, str]:
 
 async def _method_not_allowed(request: _Request, send: Send, receive: Receive) -> None:
     raise StatusError.method_not_allowed()
+
+
+def _options_body(body: bytes) -> Any:
+    """A DELETE's DeleteOptions body, or None when it has none."""
+    return decode_body(body) if body.strip() else None
+
+
+def _created_status(result: dict[str, Any]) -> dict[str, Any]:
+    """A Status a create answers gets the create's code (kube's create handler sets it)."""
+    if result.get("kind") == "Status" and not result.get("code"):
+        return {**result, "code": 201}
+    return result
+
+
+def _name_selector(fields: str, name: str) -> str:
+    """A watch of one object: its name as the field selector (400, as kube, when the query's
+    own selector does not pick exactly that name)."""
+    selector = FieldSelector.parse(fields)
+    if not selector.requirements:
+        return f"metadata.name={name}"
+    exact = [
+        r.value
+        for r in selector.requirements
+        if r.field == "metadata.name" and r.operator in ("=", "==")
+    ]
+    if exact != [name]:
+        raise StatusError.bad_request("fieldSelector metadata.name doesn't match requested name")
+    return fields

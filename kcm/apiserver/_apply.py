@@ -5,26 +5,30 @@ A faithful subset of ``sigs.k8s.io/structured-merge-diff`` as kube-apiserver use
 * Field sets are stored in the real ``FieldsV1`` format: ``f:<field>`` for struct/map
   fields, ``k:{"name":"c1"}`` for items of associative lists, ``v:"x"`` for items of set
   lists (``finalizers``), and ``.`` for a node that is itself owned as well as its children.
-* Which lists are associative (and by which keys), sets, or atomic comes from the strategic
-  merge table in ``_strategic`` (lists with a merge key are associative, merging scalar lists
-  are sets, the rest atomic); ``Container.ports`` and ``ServiceSpec.ports`` are keyed by
-  ``(containerPort|port, protocol)`` with protocol defaulting to ``TCP``, as their OpenAPI
-  ``x-kubernetes-list-map-keys`` (likewise ``topologySpreadConstraints`` by ``topologyKey``
-  and ``whenUnsatisfiable``). Custom resources have no table: maps are granular and every
-  list is atomic (the OpenAPI default).
+* What is a list of which kind, and what is atomic, comes from the object's type
+  (:mod:`._field_types`): built-in kinds' Go types (merge keys, ``+structType=atomic`` such
+  as a label selector), a custom resource's CRD schema (``x-kubernetes-list-type``,
+  ``x-kubernetes-list-map-keys``, ``x-kubernetes-map-type``; lists are atomic otherwise).
 * Merged associative and set lists are ordered as structured-merge-diff orders them: items
   only in the live list keep their places, applied items follow the applied order.
-* :func:`apply_ssa`: the applied fields become the manager's ``Apply`` set; a field the
-  manager applied before but omits now is removed unless another manager owns it; changing a
-  field another manager owns raises :class:`ApplyConflict` (kube-apiserver's 409 text) unless
-  ``force``, which moves ownership. Values equal to the live ones are shared, not conflicts.
+* :func:`apply_ssa`: the applied fields become the manager's ``Apply`` set (map entries that
+  are not declared fields own themselves, ``.``); a field the manager applied before but omits
+  now is removed unless some manager owns it; changing a field another manager owns raises
+  :class:`ApplyConflict` (kube-apiserver's 409 text) unless ``force``, which moves ownership;
+  ``kubectl`` takes over, without a conflict, what it last applied client-side (and keeps that
+  annotation current). Values equal to the live ones are shared, not conflicts. Built-in
+  kinds lose the empty maps and lists their Go types would not keep.
 * :func:`track_update`: a create/update/patch gives the manager's ``Update`` entry every field
-  it set or changed, taking those fields from other managers (updates never conflict); removed
+  it added or changed, and every map, list and item it added (``.``; not what the kind's Go
+  zero value already has), taking them from other managers (updates never conflict); removed
   fields leave every set. Sending ``managedFields: [{}]`` clears the history, as in k8s.
+* Both leave out the fields the write's strategy resets (``status`` on a main resource,
+  ``spec`` on ``/status``), and keep entries in kube-apiserver's order (Apply first, then by
+  time, manager, apiVersion, subresource).
 
 Not modelled: per-version field set conversion, the ``before-first-apply`` manager for
-objects that predate managedFields, status/spec reset by subresource (the server does that),
-and nulls inside applied configurations (ignored).
+objects that predate managedFields, nulls inside applied configurations (ignored), and
+unions.
 """
 
 from __future__ import annotations
@@ -36,8 +40,9 @@ from typing import Any, Final, NamedTuple
 
 from kcm.errors import KcmError
 
+from ._field_types import ATOMIC, MAP, SET, UNTYPED, FieldType, builtin_type
 from ._patch import json_copy, json_equal
-from ._strategic import FieldInfo, field_info, root_type
+from ._strategic import root_type
 
 __all__ = [
     "ApplyConflict",
@@ -68,12 +73,6 @@ _IGNORED_META: Final = frozenset(
         "managedFields",
     }
 )
-# OpenAPI list-map-keys that differ from the strategic merge key (protocol defaults to TCP).
-_MULTI_KEYS: Final[dict[tuple[str, str], tuple[str, ...]]] = {
-    ("Container", "ports"): ("containerPort", "protocol"),
-    ("ServiceSpec", "ports"): ("port", "protocol"),
-    ("PodSpec", "topologySpreadConstraints"): ("topologyKey", "whenUnsatisfiable"),
-}
 _DEFAULTS: Final = {"protocol": "TCP"}
 
 
@@ -235,29 +234,15 @@ def fields_to_paths(fields: Mapping[str, Any] | None) -> set[Path]:
 
 
 # --------------------------------------------------------------------------------------------
-# Walking objects with the schema
+# Walking objects with their type
 # --------------------------------------------------------------------------------------------
 
-_ITEM: Final = object()
+_NODE: Final = object()
+"""The value of a path that is itself a member and has members below it (a list item, a map
+entry that is not a declared field, a map or list an update added): FieldsV1's ``.``."""
 
-
-class _ListKind:
-    ATOMIC, ASSOCIATIVE, SET = range(3)
-
-
-def _list_kind(
-    parent: str, field: str, info: FieldInfo, items: list[Any]
-) -> tuple[int, tuple[str, ...]]:
-    if not info.merges:
-        return _ListKind.ATOMIC, ()
-    if info.merge_key:
-        keys = _MULTI_KEYS.get((parent, field), (info.merge_key,))
-        if all(isinstance(i, dict) and info.merge_key in i for i in items):
-            return _ListKind.ASSOCIATIVE, keys
-        return _ListKind.ATOMIC, ()
-    if all(not isinstance(i, dict | list) for i in items):
-        return _ListKind.SET, ()
-    return _ListKind.ATOMIC, ()
+_MISSING: Final = object()
+"""No value at all (not even null): what an update that adds a field compares it with."""
 
 
 def _item_element(item: Mapping[str, Any], keys: tuple[str, ...]) -> str:
@@ -276,13 +261,10 @@ def _key_element(pairs: tuple[tuple[str, Any, bool], ...]) -> str:
     return "k:" + _canonical({k: json.loads(v) if encoded else v for k, v, encoded in pairs})
 
 
-def _walk_map(
-    value: Mapping[str, Any], type_name: str, prefix: Path, out: dict[Path, Any], schema: bool
-) -> None:
-    for key, child in value.items():
-        if child is None or _ignored(prefix, key):
-            continue
-        _walk_value(child, type_name, key, (*prefix, "f:" + key), out, schema)
+def _list_elements(items: list[Any], shape: int, keys: tuple[str, ...]) -> list[str]:
+    if shape == MAP:
+        return [_item_element(i, keys) for i in items]
+    return ["v:" + _canonical(i) for i in items]
 
 
 def _ignored(prefix: Path, key: str) -> bool:
@@ -291,85 +273,175 @@ def _ignored(prefix: Path, key: str) -> bool:
     return prefix == ("f:metadata",) and key in _IGNORED_META
 
 
-def _walk_value(
-    value: Any, parent: str, field: str, path: Path, out: dict[Path, Any], schema: bool
+def _owned(obj: Mapping[str, Any], ftype: FieldType) -> dict[Path, Any]:
+    """The paths applying ``obj`` owns, with their values (structured-merge-diff's
+    ``ToFieldSet``): leaves, list items, empty maps, and map entries that are not fields."""
+    out: dict[Path, Any] = {}
+    _owned_map(obj, ftype, (), out)
+    return out
+
+
+def _owned_map(
+    value: Mapping[str, Any], ftype: FieldType, prefix: Path, out: dict[Path, Any]
 ) -> None:
-    info = field_info(parent, field) if schema else _NO_INFO
+    for key, child in value.items():
+        if child is None or _ignored(prefix, key):
+            continue
+        path = (*prefix, "f:" + key)
+        _owned_value(child, ftype.member(key), path, out)
+        if path not in out and not ftype.is_field(key):
+            out[path] = _NODE
+
+
+def _owned_value(value: Any, ftype: FieldType, path: Path, out: dict[Path, Any]) -> None:
     if isinstance(value, dict):
-        if not value:
-            out[path] = {}
-        else:
-            _walk_map(value, info.type, path, out, schema)
-    elif isinstance(value, list):
-        kind, keys = _list_kind(parent, field, info, value)
-        if kind == _ListKind.ASSOCIATIVE:
-            for item in value:
-                item_path = (*path, _item_element(item, keys))
-                out[item_path] = _ITEM
-                _walk_map(item, info.type, item_path, out, schema)
-        elif kind == _ListKind.SET:
-            for item in value:
-                out[(*path, "v:" + _canonical(item))] = _ITEM
-        else:
+        if not value or ftype.atomic:
             out[path] = value
+        else:
+            _owned_map(value, ftype, path, out)
+    elif isinstance(value, list):
+        shape, keys = ftype.list_shape(value)
+        if shape == ATOMIC:
+            out[path] = value
+            return
+        item_type = ftype.items()
+        for item, element in zip(value, _list_elements(value, shape, keys), strict=True):
+            item_path = (*path, element)
+            out[item_path] = _NODE
+            if shape == MAP and not item_type.atomic:
+                _owned_map(item, item_type, item_path, out)
     else:
         out[path] = value
 
 
-_NO_INFO: Final = FieldInfo()
-
-
-def _leaves(obj: Mapping[str, Any], top: str | None) -> dict[Path, Any]:
-    """Every owned path of ``obj`` with its value (``_ITEM`` for list item nodes)."""
-    out: dict[Path, Any] = {}
-    _walk_map(obj, top or "Object", (), out, top is not None)
-    return out
-
-
-def _diff(
-    old: Mapping[str, Any], new: Mapping[str, Any], top: str | None
-) -> tuple[set[Path], set[Path]]:
-    """(changed or added paths, removed paths) between two objects.
-
-    Equal subtrees are skipped with one ``==`` (C speed), so an update that touches one field
-    costs little more than that field.
-    """
+def _compare(old: Any, new: Any, ftype: FieldType) -> tuple[set[Path], set[Path]]:
+    """(added or modified paths, removed paths) from ``old`` to ``new``: structured-merge-diff's
+    ``Compare``, where a map or list an update adds is itself added (FieldsV1's ``.``) unless
+    the kind's Go zero value already has it. Equal subtrees are skipped with one ``==``."""
     changed: set[Path] = set()
     removed: set[Path] = set()
-    schema = top is not None
-
-    def diff_map(o: Mapping[str, Any], n: Mapping[str, Any], type_name: str, prefix: Path) -> None:
-        for key in o.keys() | n.keys():
-            ov, nv = o.get(key), n.get(key)
-            if (ov is None and nv is None) or _ignored(prefix, key):
-                continue
-            if type(ov) is type(nv) and ov == nv:
-                continue
-            path = (*prefix, "f:" + key)
-            if isinstance(ov, dict) and isinstance(nv, dict) and ov and nv:
-                info = field_info(type_name, key) if schema else _NO_INFO
-                diff_map(ov, nv, info.type, path)
-                continue
-            old_leaves: dict[Path, Any] = {}
-            new_leaves: dict[Path, Any] = {}
-            if ov is not None:
-                _walk_value(ov, type_name, key, path, old_leaves, schema)
-            if nv is not None:
-                _walk_value(nv, type_name, key, path, new_leaves, schema)
-            changed.update(
-                p
-                for p, v in new_leaves.items()
-                if p not in old_leaves or not _same(old_leaves[p], v)
-            )
-            removed.update(old_leaves.keys() - new_leaves.keys())
-
-    diff_map(old, new, top or "Object", ())
+    _compare_map(old, new, ftype, (), changed, removed)
     return changed, removed
+
+
+def _compare_value(
+    old: Any, new: Any, ftype: FieldType, path: Path, changed: set[Path], removed: set[Path]
+) -> None:
+    if old is not _MISSING and new is not _MISSING and type(old) is type(new) and old == new:
+        return
+    container = dict if isinstance(old, dict) or isinstance(new, dict) else list
+    if container is list and not (isinstance(old, list) or isinstance(new, list)):
+        container = None  # type: ignore[assignment]
+    if container is dict and not ftype.atomic and _fits(old, dict) and _fits(new, dict):
+        if _empty(old) and _empty(new):
+            _leaf(old, new, path, changed, removed)
+            return
+        _compare_map(old, new, ftype, path, changed, removed)
+        _added_or_removed(old, new, path, changed, removed)
+        return
+    if container is list and _fits(old, list) and _fits(new, list):
+        items = [*_items(old), *_items(new)]
+        shape, keys = ftype.list_shape(items)
+        if shape != ATOMIC and not (_empty(old) and _empty(new)):
+            _compare_list(
+                _items(old), _items(new), ftype.items(), shape, keys, path, changed, removed
+            )
+            _added_or_removed(old, new, path, changed, removed)
+            return
+    _leaf(old, new, path, changed, removed)
+
+
+def _fits(value: Any, container: type) -> bool:
+    return value is _MISSING or value is None or isinstance(value, container)
+
+
+def _empty(value: Any) -> bool:
+    return value is _MISSING or not value
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _leaf(old: Any, new: Any, path: Path, changed: set[Path], removed: set[Path]) -> None:
+    if old is _MISSING:
+        if new is not _MISSING:
+            changed.add(path)
+    elif new is _MISSING:
+        removed.add(path)
+    elif not (type(old) is type(new) and old == new) and not json_equal(old, new):
+        changed.add(path)
+
+
+def _added_or_removed(
+    old: Any, new: Any, path: Path, changed: set[Path], removed: set[Path]
+) -> None:
+    if old is _MISSING:
+        changed.add(path)
+    elif new is _MISSING:
+        removed.add(path)
+
+
+def _compare_map(
+    old: Any, new: Any, ftype: FieldType, prefix: Path, changed: set[Path], removed: set[Path]
+) -> None:
+    o: Mapping[str, Any] = old if isinstance(old, dict) else {}
+    n: Mapping[str, Any] = new if isinstance(new, dict) else {}
+    keys = o.keys() | n.keys()
+    if old is _MISSING or new is _MISSING:  # an added or removed struct has its zero members
+        keys |= ftype.zero_members()
+    for key in keys:
+        if _ignored(prefix, key):
+            continue
+        ov, nv = o.get(key, _MISSING), n.get(key, _MISSING)
+        if ov is not _MISSING and type(ov) is type(nv) and ov == nv:
+            continue
+        if ftype.in_zero_value(key):  # the typed object has it even where the JSON does not
+            if ov is _MISSING and old is not _MISSING:
+                ov = None
+            if nv is _MISSING and new is not _MISSING:
+                nv = None
+        _compare_value(ov, nv, ftype.member(key), (*prefix, "f:" + key), changed, removed)
+
+
+def _compare_list(
+    old: list[Any],
+    new: list[Any],
+    item_type: FieldType,
+    shape: int,
+    keys: tuple[str, ...],
+    path: Path,
+    changed: set[Path],
+    removed: set[Path],
+) -> None:
+    olds = dict(zip(_list_elements(old, shape, keys), old, strict=True))
+    news = dict(zip(_list_elements(new, shape, keys), new, strict=True))
+    for element in olds.keys() | news.keys():
+        ov, nv = olds.get(element, _MISSING), news.get(element, _MISSING)
+        item_path = (*path, element)
+        if shape == SET or item_type.atomic:
+            _leaf(ov, nv, item_path, changed, removed)
+        else:
+            _compare_value(ov, nv, item_type, item_path, changed, removed)
+
+
+def _without(paths: set[Path], ignored: tuple[Path, ...]) -> set[Path]:
+    """``paths`` without those at or below an ``ignored`` path (``RecursiveDifference``)."""
+    if not ignored:
+        return paths
+    return {p for p in paths if not any(p[: len(i)] == i for i in ignored)}
 
 
 def field_set(obj: Mapping[str, Any], *, group: str, kind: str) -> set[Path]:
     """The member paths an object sets (what a manager owns after applying it)."""
-    return set(_leaves(obj, root_type(group, kind)))
+    api_version = str(obj.get("apiVersion") or "")
+    return set(_owned(obj, _default_type(group, api_version, kind)))
+
+
+def _default_type(group: str, api_version: str, kind: str) -> FieldType:
+    if root_type(group, kind) is None:
+        return UNTYPED
+    return builtin_type(group, api_version, kind)
 
 
 # --------------------------------------------------------------------------------------------
@@ -377,37 +449,35 @@ def field_set(obj: Mapping[str, Any], *, group: str, kind: str) -> set[Path]:
 # --------------------------------------------------------------------------------------------
 
 
-def _merge_object(live: Mapping[str, Any], applied: Mapping[str, Any], top: str | None) -> Any:
-    schema = top is not None
+def _merge_map(
+    live: Mapping[str, Any], applied: Mapping[str, Any], ftype: FieldType
+) -> dict[str, Any]:
     result: dict[str, Any] = dict(live)
     for key, value in applied.items():
         if value is None:
             continue
-        result[key] = _merge_field(result.get(key), value, top or "Object", key, schema)
+        result[key] = _merge_value(result.get(key), value, ftype.member(key))
     return result
 
 
-def _merge_field(live: Any, applied: Any, parent: str, field: str, schema: bool) -> Any:
-    info = field_info(parent, field) if schema else FieldInfo()
-    if isinstance(applied, dict):
-        result: dict[str, Any] = dict(live) if isinstance(live, dict) else {}
-        for key, value in applied.items():
-            if value is None:
-                continue
-            result[key] = _merge_field(result.get(key), value, info.type, key, schema)
-        return result
+def _merge_value(live: Any, applied: Any, ftype: FieldType) -> Any:
+    if isinstance(applied, dict) and not ftype.atomic:
+        return _merge_map(live if isinstance(live, dict) else {}, applied, ftype)
     if isinstance(applied, list) and isinstance(live, list):
-        kind, keys = _list_kind(parent, field, info, [*live, *applied])
-        if kind == _ListKind.ASSOCIATIVE:
+        shape, keys = ftype.list_shape([*live, *applied])
+        if shape == MAP:
+            item_type = ftype.items()
 
             def assoc(item: Any) -> str:
                 return _item_element(item, keys)
 
             def merge_item(lhs: Any, rhs: Any) -> Any:
-                return _merge_item(lhs or {}, rhs, info.type, schema)
+                if item_type.atomic:
+                    return json_copy(rhs)
+                return _merge_map(lhs or {}, rhs, item_type)
 
             return _merge_ordered(live, applied, assoc, merge_item)
-        if kind == _ListKind.SET:
+        if shape == SET:
             return _merge_ordered(live, applied, _canonical, lambda lhs, rhs: json_copy(rhs))
     return json_copy(applied)
 
@@ -470,17 +540,6 @@ def _merge_ordered(
                 shared_at += 1
                 next_shared = shared[shared_at] if shared_at < len(shared) else None
     return out
-
-
-def _merge_item(
-    live: Mapping[str, Any], applied: Mapping[str, Any], type_name: str, schema: bool
-) -> dict[str, Any]:
-    result: dict[str, Any] = dict(live)
-    for key, value in applied.items():
-        if value is None:
-            continue
-        result[key] = _merge_field(result.get(key), value, type_name, key, schema)
-    return result
 
 
 def _remove_path(obj: dict[str, Any], path: Path) -> None:
@@ -564,9 +623,7 @@ def _build_entry(
     return entry
 
 
-def _finish(
-    entries: list[tuple[dict[str, Any], set[Path], bool]], now: str
-) -> list[dict[str, Any]]:
+def _finish(entries: list[tuple[dict[str, Any], set[Path], bool]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for entry, paths, changed in entries:
         if not paths:
@@ -585,6 +642,14 @@ def _group_of(api_version: str) -> str:
     return api_version.rpartition("/")[0]
 
 
+def _stripped(paths: set[Path], ignored: tuple[Path, ...]) -> set[Path]:
+    """``paths`` without the reset fields and without ``metadata`` itself (kube-apiserver's
+    stripMeta: apiVersion, kind and metadata's server-set fields are never owned)."""
+    out = _without(paths, ignored)
+    out.discard(("f:metadata",))
+    return out
+
+
 def track_update(
     old: dict[str, Any] | None,
     new: dict[str, Any],
@@ -594,6 +659,8 @@ def track_update(
     now: str,
     kind: str | None = None,
     subresource: str = "",
+    field_type: FieldType | None = None,
+    ignored: tuple[Path, ...] = (),
 ) -> dict[str, Any]:
     """Record a create/update/patch in ``metadata.managedFields``.
 
@@ -606,6 +673,9 @@ def track_update(
         kind: the object's kind when ``new`` lacks ``kind``.
         subresource: ``status`` (or ``scale``) for writes through a subresource; recorded in
             the entry as kube-apiserver does.
+        field_type: the object's type (default: the built-in kind's, else untyped).
+        ignored: paths the write's strategy resets (``status`` on the main resource of a kind
+            with a status subresource, ``spec`` on ``/status``): nobody gains or loses them.
 
     Returns:
         A copy of ``new`` whose managedFields give ``manager`` every field it set or changed.
@@ -616,7 +686,7 @@ def track_update(
     result["metadata"] = dict(new.get("metadata") or {})
     api_version = _api_version(new, old)
     obj_kind = str(new.get("kind") or (old or {}).get("kind") or kind or "")
-    top = root_type(_group_of(api_version), obj_kind)
+    ftype = field_type or _default_type(_group_of(api_version), api_version, obj_kind)
     meta = result.setdefault("metadata", {})
     previous = _entries(old)
     sent = new.get("metadata", {}).get("managedFields")
@@ -630,19 +700,16 @@ def track_update(
         if not previous:
             meta.pop("managedFields", None)
             return result
-    if old is None:
-        changed: set[Path] = set(_leaves(new, top))
-        removed: set[Path] = set()
-    else:
-        changed, removed = _diff(old, new, top)
+    changed, removed = _compare(old if old is not None else {}, new, ftype)
+    changed, removed = _stripped(changed, ignored), _stripped(removed, ignored)
     if not changed and not removed:
         if previous:
-            meta["managedFields"] = previous
+            meta["managedFields"] = _sorted(previous)
         else:
             meta.pop("managedFields", None)
         return result
     owner = _Writer(manager, operation, subresource, api_version, now)
-    _set_managed_fields(meta, _updated_entries(previous, owner, changed, removed), now)
+    _set_managed_fields(meta, _updated_entries(previous, owner, changed, removed))
     return result
 
 
@@ -672,7 +739,8 @@ _Entry = tuple[dict[str, Any], set[Path], bool]
 def _updated_entries(
     previous: list[dict[str, Any]], writer: _Writer, changed: set[Path], removed: set[Path]
 ) -> list[_Entry]:
-    """An update's entries: the writer owns what it changed, which no one else owns now."""
+    """An update's entries: the writer owns what it changed, which no one else owns now; its
+    entry's time moves only when what it owns changes (managedFieldsUpdater)."""
     entries: list[_Entry] = []
     mine: _Entry | None = None
     for entry in previous:
@@ -684,8 +752,10 @@ def _updated_entries(
         kept = paths - removed - (set() if is_mine else changed)
         if is_mine:
             kept |= changed
-            stamped = {**entry, "apiVersion": writer.api_version, "time": writer.now}
-            mine = (stamped if changed or removed else entry, kept, True)
+            stamped = {**entry, "apiVersion": writer.api_version}
+            if kept != paths:
+                stamped["time"] = writer.now
+            mine = (stamped, kept, True)
             entries.append(mine)
         else:
             entries.append((entry, kept, kept != paths))
@@ -694,18 +764,28 @@ def _updated_entries(
     return entries
 
 
-def _set_managed_fields(meta: dict[str, Any], entries: list[_Entry], now: str) -> None:
-    final = _finish(entries, now)
+def _sort_key(entry: Mapping[str, Any]) -> tuple[str, str, str, str, str]:
+    return (
+        str(entry.get("operation", "")),
+        str(entry.get("time", ""))[:19],  # whole seconds, as Go compares Time.Unix()
+        str(entry.get("manager", "")),
+        str(entry.get("apiVersion", "")),
+        str(entry.get("subresource", "")),
+    )
+
+
+def _sorted(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """managedFields in kube-apiserver's order: Apply before Update, then by time, manager,
+    apiVersion and subresource."""
+    return sorted(entries, key=_sort_key)
+
+
+def _set_managed_fields(meta: dict[str, Any], entries: list[_Entry]) -> None:
+    final = _sorted(_finish(entries))
     if final:
         meta["managedFields"] = final
     else:
         meta.pop("managedFields", None)
-
-
-def _same(a: Any, b: Any) -> bool:
-    if a is _ITEM or b is _ITEM:
-        return a is b
-    return json_equal(a, b)
 
 
 def apply_ssa(
@@ -718,6 +798,8 @@ def apply_ssa(
     kind: str,
     now: str,
     subresource: str = "",
+    field_type: FieldType | None = None,
+    ignored: tuple[Path, ...] = (),
 ) -> dict[str, Any]:
     """Server-side apply ``applied`` (the request body) onto ``live`` for ``manager``.
 
@@ -730,6 +812,8 @@ def apply_ssa(
         kind: the object's kind.
         now: the RFC 3339 timestamp to record in the manager's entry.
         subresource: ``status`` for an apply to the status subresource.
+        field_type: the object's type (default: the built-in kind's, else untyped).
+        ignored: paths the write's strategy resets (see :func:`track_update`).
 
     Returns:
         The new object with ``metadata.managedFields`` updated.
@@ -737,33 +821,90 @@ def apply_ssa(
     Raises:
         ApplyConflict: the apply changes fields other managers own and ``force`` is false.
     """
-    top = root_type(group, kind)
-    writer = _Writer(manager, "Apply", subresource, _api_version(applied, live), now)
-    applied_set = set(_leaves(applied, top))
+    api_version = _api_version(applied, live)
+    ftype = field_type or _default_type(group, api_version, kind)
+    writer = _Writer(manager, "Apply", subresource, api_version, now)
+    applied_set = _stripped(set(_owned(applied, ftype)), ignored)
     base = json_copy(live) if live is not None else {}
-    merged: dict[str, Any] = _merge_object(base, applied, top)
-    modified = _diff(live, merged, top)[0] if live is not None else set(_leaves(merged, top))
+    merged: dict[str, Any] = _merge_map(base, applied, ftype)
 
     previous = _entries(live)
     mine_prev: set[Path] = set()
+    mine_entry: dict[str, Any] | None = None
     others: list[tuple[dict[str, Any], set[Path]]] = []
     for entry in previous:
         paths = fields_to_paths(entry.get("fieldsV1"))
         if _entry_key(entry) == writer.key:
             mine_prev |= paths
+            mine_entry = mine_entry or entry
         else:
             others.append((entry, paths))
 
-    # conflicts: applied fields whose value changes and that another manager owns
-    conflicts = _conflicts(others, manager, applied_set & modified)
+    owned_by_others: set[Path] = set().union(*(paths for _, paths in others))
+    _drop_omitted(merged, mine_prev - applied_set, owned_by_others | applied_set)
+    _drop_empty(merged, ftype)
+    changed, removed = _compare(live if live is not None else {}, merged, ftype)
+    changed, removed = _stripped(changed, ignored), _stripped(removed, ignored)
+    # conflicts: fields the apply changes that another manager owns
+    conflicts = _conflicts(others, manager, changed)
     if conflicts and not force:
-        raise ApplyConflict(conflicts)
+        # kubectl's upgrade from client-side apply takes what it last applied client-side
+        allowed = _last_applied_fields(live, ftype, api_version) if manager == _KUBECTL else set()
+        remaining = [c for c in conflicts if c.path not in allowed]
+        if remaining:
+            raise ApplyConflict(remaining)
     taken = {c.path for c in conflicts}
-    owned_by_others: set[Path] = set().union(*(paths - taken for _, paths in others))
-    _drop_omitted(merged, mine_prev - applied_set, owned_by_others)
-    entries = _applied_entries(previous, writer, applied_set, taken)
-    _set_managed_fields(merged.setdefault("metadata", {}), entries, now)
+    unchanged = not changed and not removed and applied_set == mine_prev
+    entries = _applied_entries(
+        previous, writer, applied_set, taken | removed, keep=mine_entry if unchanged else None
+    )
+    _set_managed_fields(merged.setdefault("metadata", {}), entries)
+    if manager == _KUBECTL:
+        _update_last_applied(merged, applied)
     return merged
+
+
+# -- kubectl's upgrade from client-side apply (lastAppliedManager, lastAppliedUpdater) ----------
+
+_KUBECTL: Final = "kubectl"
+_LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def _last_applied(obj: Mapping[str, Any] | None) -> str:
+    annotations = ((obj or {}).get("metadata") or {}).get("annotations") or {}
+    value = annotations.get(_LAST_APPLIED) if isinstance(annotations, Mapping) else None
+    return value if isinstance(value, str) else ""
+
+
+def _last_applied_fields(live: Any, ftype: FieldType, api_version: str) -> set[Path]:
+    """The fields ``kubectl apply`` (client-side) last applied with the values they still have:
+    the ones ``kubectl apply --server-side`` may take without a conflict."""
+    raw = _last_applied(live)
+    if not raw:
+        return set()
+    try:
+        last = json.loads(raw)
+    except ValueError:
+        return set()
+    if not isinstance(last, dict) or last.get("apiVersion") != api_version:
+        return set()
+    changed, removed = _compare(last, live, ftype)
+    return set(_owned(last, ftype)) - changed - removed
+
+
+def _update_last_applied(merged: dict[str, Any], applied: Mapping[str, Any]) -> None:
+    """``kubectl apply --server-side`` keeps an existing last-applied annotation current: the
+    applied configuration without that annotation, as Go encodes it."""
+    if not _last_applied(merged):
+        return
+    config = json_copy(dict(applied))
+    meta = config.get("metadata")
+    if isinstance(meta, dict) and isinstance(meta.get("annotations"), dict):
+        meta["annotations"].pop(_LAST_APPLIED, None)
+        if not meta["annotations"]:
+            del meta["annotations"]
+    text = json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+    merged["metadata"]["annotations"][_LAST_APPLIED] = text
 
 
 def _conflicts(
@@ -787,6 +928,22 @@ def _conflicts(
     return conflicts
 
 
+def _drop_empty(value: Any, ftype: FieldType) -> None:
+    """Remove the empty maps and lists a built-in kind's Go types would not keep
+    (``omitempty``): the object goes through the typed object before it is stored."""
+    if isinstance(value, dict):
+        for key in list(value):
+            child = value[key]
+            if child in ({}, []) and ftype.drops_empty(key):
+                del value[key]
+            elif isinstance(child, dict | list):
+                _drop_empty(child, ftype.member(key))
+    elif isinstance(value, list):
+        item_type = ftype.items()
+        for item in value:
+            _drop_empty(item, item_type)
+
+
 def _drop_omitted(merged: dict[str, Any], dropped: set[Path], owned_by_others: set[Path]) -> None:
     """Remove the fields this manager applied before and omits now, unless another owns them
     (or something inside them)."""
@@ -801,16 +958,25 @@ def _drop_omitted(merged: dict[str, Any], dropped: set[Path], owned_by_others: s
 
 
 def _applied_entries(
-    previous: list[dict[str, Any]], writer: _Writer, applied: set[Path], taken: set[Path]
+    previous: list[dict[str, Any]],
+    writer: _Writer,
+    applied: set[Path],
+    taken: set[Path],
+    *,
+    keep: dict[str, Any] | None = None,
 ) -> list[_Entry]:
-    """An apply's entries: the writer's (in its old place, else last) owns exactly what it
-    applied; the others lose what a forced apply took from them."""
+    """An apply's entries: the writer's owns exactly what it applied (its old entry, time
+    included, when nothing changed: ``keep``); the others lose what a forced apply took from
+    them and what the apply removed."""
     entries: list[_Entry] = []
     mine_written = False
     for entry in previous:
         if _entry_key(entry) == writer.key:
             if not mine_written:
-                entries.append((writer.entry(applied), applied, False))
+                if keep is not None:
+                    entries.append((keep, applied, False))
+                else:
+                    entries.append((writer.entry(applied), applied, False))
                 mine_written = True
             continue
         paths = fields_to_paths(entry.get("fieldsV1"))

@@ -1,24 +1,57 @@
-"""Discovery documents (/api, /apis, aggregated discovery), /version and the OpenAPI stubs."""
+"""Discovery documents (/api, /apis, aggregated discovery) and /version."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from typing import Any
 
-import msgspec
-
 from ._registry import Registry, Resource
+from ._subresources import describe
 
 __all__ = ["Discovery"]
 
-_SUB_VERBS = ["get", "patch", "update"]
 _AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 _AGGREGATED_BETA = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
 
+# The order apiextensions-apiserver lists a custom resource's verbs in.
+_CUSTOM_RESOURCE_VERBS = (
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "create",
+    "update",
+    "watch",
+)
 
-def _hash(res: Resource) -> str:
-    raw = f"{res.group}/{res.version}/{res.plural}".encode()
-    return hashlib.sha256(raw).hexdigest()[:12]
+# Where kube-apiserver 1.24 stores a resource when it is not the served version (its
+# storageVersionHash names the stored group/version/kind): the groups whose preferred storage
+# version is older, and resources stored with another group's (cohabiting events).
+_STORED_AS: dict[tuple[str, str], tuple[str, str, str]] = {
+    ("policy", "poddisruptionbudgets"): ("policy", "v1beta1", "PodDisruptionBudget"),
+    ("discovery.k8s.io", "endpointslices"): ("discovery.k8s.io", "v1beta1", "EndpointSlice"),
+    ("autoscaling", "horizontalpodautoscalers"): (
+        "autoscaling",
+        "v1",
+        "HorizontalPodAutoscaler",
+    ),
+    ("events.k8s.io", "events"): ("", "v1", "Event"),
+    ("apiextensions.k8s.io", "customresourcedefinitions"): (
+        "apiextensions.k8s.io",
+        "v1beta1",
+        "CustomResourceDefinition",
+    ),
+    ("storage.k8s.io", "csistoragecapacities"): ("storage.k8s.io", "v1beta1", "CSIStorageCapacity"),
+}
+
+
+def storage_version_hash(group: str, version: str, kind: str) -> str:
+    """kube's ``discovery.StorageVersionHash``: base64 of the first 8 bytes of the sha256 of
+    the stored ``group/version/Kind``."""
+    digest = hashlib.sha256(f"{group}/{version}/{kind}".encode()).digest()
+    return base64.b64encode(digest[:8]).decode()
 
 
 class Discovery:
@@ -51,7 +84,6 @@ class Discovery:
             "/readyz",
             "/version",
             "/openapi/v2",
-            "/openapi/v3",
         ]
         for group, versions in self.registry.groups().items():
             if group:
@@ -83,49 +115,47 @@ class Discovery:
         return {"kind": "APIGroup", "apiVersion": "v1", **self._group_doc(group, versions)}
 
     def resource_list(self, group: str, version: str) -> dict[str, Any] | None:
+        """``/api/v1`` or ``/apis/<group>/<version>``: an APIResourceList as 1.24 serves it
+        (built-ins with an empty ``singularName``; the core list without ``apiVersion``)."""
         resources = self.registry.resources_in(group, version)
         if not resources:
             return None
         entries: list[dict[str, Any]] = []
         for r in resources:
+            custom = r.crd is not None
             entry: dict[str, Any] = {
                 "name": r.plural,
-                "singularName": r.singular,
+                "singularName": r.singular if custom else "",
                 "namespaced": r.namespaced,
                 "kind": r.kind,
-                "verbs": list(r.verbs),
+                "verbs": list(_CUSTOM_RESOURCE_VERBS if custom else r.verbs),
             }
             if r.short_names:
                 entry["shortNames"] = list(r.short_names)
             if r.categories:
                 entry["categories"] = list(r.categories)
-            entry["storageVersionHash"] = _hash(r)
+            if "watch" in r.verbs:  # stored in etcd (not bindings, reviews, componentstatuses)
+                entry["storageVersionHash"] = storage_version_hash(*self._stored_as(r))
             entries.append(entry)
-            for sub in r.subresources:
-                sub_entry: dict[str, Any] = {
-                    "name": f"{r.plural}/{sub}",
-                    "singularName": "",
-                    "namespaced": r.namespaced,
-                    "kind": r.kind,
-                    "verbs": list(_SUB_VERBS),
-                }
-                if sub == "scale":
-                    sub_entry.update(group="autoscaling", version="v1", kind="Scale")
-                elif sub == "binding":
-                    sub_entry.update(kind="Binding", verbs=["create"])
-                elif sub == "eviction":
-                    sub_entry.update(
-                        group="policy", version="v1", kind="Eviction", verbs=["create"]
-                    )
-                elif sub == "finalize":
-                    sub_entry.update(verbs=["update"])
-                entries.append(sub_entry)
-        return {
-            "kind": "APIResourceList",
-            "apiVersion": "v1",
-            "groupVersion": f"{group}/{version}" if group else version,
-            "resources": entries,
-        }
+            entries.extend(_subresource_entry(r, sub) for sub in r.subresources)
+        doc: dict[str, Any] = {"kind": "APIResourceList"}
+        if group:
+            doc["apiVersion"] = "v1"
+        doc["groupVersion"] = f"{group}/{version}" if group else version
+        doc["resources"] = entries
+        return doc
+
+    def _stored_as(self, res: Resource) -> tuple[str, str, str]:
+        """The group, version and kind ``res`` is stored as (a CRD's storage version)."""
+        stored = _STORED_AS.get((res.group, res.plural))
+        if stored is not None:
+            return stored
+        if res.crd is not None:
+            for other in self.registry.all:
+                same = other.group == res.group and other.plural == res.plural
+                if same and other.crd is not None and other.crd.get("storage"):
+                    return res.group, other.version, res.kind
+        return res.group, res.version, res.kind
 
     def aggregated(self, *, core: bool, accept: str) -> tuple[dict[str, Any], str]:
         """The aggregated discovery document (apidiscovery.k8s.io) and its content type."""
@@ -151,13 +181,15 @@ class Discovery:
                         doc["categories"] = list(r.categories)
                     subs = []
                     for sub in r.subresources:
-                        kind = {"group": r.group, "version": r.version, "kind": r.kind}
-                        verbs = list(_SUB_VERBS)
-                        if sub == "scale":
-                            kind = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
-                        elif sub in ("binding", "eviction"):
-                            verbs = ["create"]
-                        subs.append({"subresource": sub, "responseKind": kind, "verbs": verbs})
+                        info = describe(r, sub)
+                        kind = {
+                            "group": r.group if info.group is None else info.group,
+                            "version": r.version if info.version is None else info.version,
+                            "kind": info.kind,
+                        }
+                        subs.append(
+                            {"subresource": sub, "responseKind": kind, "verbs": list(info.verbs)}
+                        )
                     if subs:
                         doc["subresources"] = subs
                     resources.append(doc)
@@ -172,86 +204,17 @@ class Discovery:
         }
         return doc, _AGGREGATED_BETA if beta else _AGGREGATED
 
-    def openapi(self, parts: list[str], accept: str) -> tuple[int, bytes]:
-        """OpenAPI v3: an index of group versions and, per group version, one path per resource
-        whose PATCH declares the ``fieldValidation`` parameter. That is what kubectl 1.32 reads
-        to choose server-side field validation; no schemas are served (see docs/apiserver.md).
-        """
-        if len(parts) >= 2 and parts[1] == "v3":
-            if len(parts) == 2:
-                index = {}
-                for group, versions in self.registry.groups().items():
-                    for v in versions:
-                        gv = f"apis/{group}/{v}" if group else f"api/{v}"
-                        index[gv] = {"serverRelativeURL": f"/openapi/v3/{gv}?hash={self._hash()}"}
-                return 200, msgspec.json.encode({"paths": index})
-            gv_parts = parts[2:]
-            if gv_parts[:1] == ["api"] and len(gv_parts) == 2:
-                doc = self._openapi_gv("", gv_parts[1])
-            elif gv_parts[:1] == ["apis"] and len(gv_parts) == 3:
-                doc = self._openapi_gv(gv_parts[1], gv_parts[2])
-            else:
-                doc = None
-            if doc is not None:
-                return 200, msgspec.json.encode(doc)
-        not_found = {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": "the server could not find the requested resource",
-            "reason": "NotFound",
-            "code": 404,
-        }
-        return 404, msgspec.json.encode(not_found)
 
-    def _hash(self) -> str:
-        names = ",".join(f"{r.group}/{r.version}/{r.plural}" for r in self.registry.all)
-        return hashlib.sha256(names.encode()).hexdigest()[:16].upper()
-
-    def _openapi_gv(self, group: str, version: str) -> dict[str, Any] | None:
-        resources = self.registry.resources_in(group, version)
-        if not resources:
-            return None
-        params = [
-            {"name": n, "in": "query", "schema": {"type": "string", "uniqueItems": True}}
-            for n in ("dryRun", "fieldManager", "fieldValidation", "force")
-        ]
-        paths: dict[str, Any] = {}
-        prefix = f"/apis/{group}/{version}" if group else f"/api/{version}"
-        for r in resources:
-            gvk = {"group": r.group, "version": r.version, "kind": r.kind}
-            base = (
-                f"{prefix}/namespaces/{{namespace}}/{r.plural}"
-                if r.namespaced
-                else f"{prefix}/{r.plural}"
-            )
-            ok = {"200": {"description": "OK"}}
-            paths[base] = {
-                "post": {
-                    "x-kubernetes-group-version-kind": gvk,
-                    "parameters": params,
-                    "responses": ok,
-                },
-                "get": {"x-kubernetes-group-version-kind": gvk, "responses": ok},
-            }
-            paths[f"{base}/{{name}}"] = {
-                "get": {"x-kubernetes-group-version-kind": gvk, "responses": ok},
-                "put": {
-                    "x-kubernetes-group-version-kind": gvk,
-                    "parameters": params,
-                    "responses": ok,
-                },
-                "patch": {
-                    "x-kubernetes-group-version-kind": gvk,
-                    "parameters": params,
-                    "responses": ok,
-                },
-                "delete": {"x-kubernetes-group-version-kind": gvk, "responses": ok},
-            }
-        return {
-            "openapi": "3.0.0",
-            "info": {"title": "Kubernetes", "version": "v1.32.0-kcm"},
-            "paths": paths,
-            "components": {"schemas": {}},
-        }
+def _subresource_entry(res: Resource, sub: str) -> dict[str, Any]:
+    info = describe(res, sub)
+    entry: dict[str, Any] = {
+        "name": f"{res.plural}/{sub}",
+        "singularName": "",
+        "namespaced": res.namespaced,
+        "kind": info.kind,
+        "verbs": list(info.verbs),
+    }
+    if info.group is not None:
+        entry["group"] = info.group
+        entry["version"] = info.version
+    return entry

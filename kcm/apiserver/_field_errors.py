@@ -68,7 +68,8 @@ def forbidden(field: str, detail: str) -> Cause:
 
 
 def too_long(field: str, limit: int) -> Cause:
-    """``field.TooLong``: ``<field>: Too long: must have at most N bytes`` (1.24's words)."""
+    """``field.TooLong``: ``<field>: Too long: must have at most N bytes`` (kube 1.24's text;
+    newer releases say "may not be more than N bytes")."""
     return _cause("FieldValueTooLong", field, f"Too long: must have at most {limit} bytes")
 
 

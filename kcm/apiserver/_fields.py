@@ -22,6 +22,7 @@ from kcm.selectors import FieldSelector
 
 __all__ = [
     "FieldSelectorNotSupported",
+    "default_unsupported_field_message",
     "field_getter",
     "field_matcher",
     "field_value",
@@ -38,8 +39,8 @@ class FieldSelectorNotSupported(ValueError):
 
     code: Final = 400
 
-    def __init__(self, field: str) -> None:
-        super().__init__(unsupported_field_message(field))
+    def __init__(self, field: str, message: str | None = None) -> None:
+        super().__init__(message or unsupported_field_message(field))
         self.field = field
 
     def to_status(self) -> dict[str, Any]:
@@ -56,8 +57,15 @@ class FieldSelectorNotSupported(ValueError):
 
 
 def unsupported_field_message(field: str) -> str:
-    """kube-apiserver's message for an unsupported field label."""
+    """kube-apiserver's message for an unsupported field label of a kind with its own field
+    label conversion (and of custom resources)."""
     return f"field label not supported: {field}"
+
+
+def default_unsupported_field_message(field: str) -> str:
+    """kube-apiserver's message for an unsupported field label of a kind without its own
+    conversion (``DefaultMetaV1FieldSelectorConversion``: ConfigMaps, Deployments, ...)."""
+    return f'"{field}" is not a known field selector: only "metadata.name", "metadata.namespace"'
 
 
 def _path(*keys: str) -> _Getter:
@@ -173,6 +181,23 @@ _TABLE: Final[dict[tuple[str, str], dict[str, _Getter]]] = {
 }
 
 
+# Kinds with a field label conversion function of their own in kube-apiserver 1.24
+# (``AddFieldLabelConversionFunc``); the others answer with the default conversion's message.
+_OWN_CONVERSION: Final = frozenset(
+    {
+        ("", "Pod"),
+        ("", "Node"),
+        ("", "ReplicationController"),
+        ("", "Event"),
+        ("", "Namespace"),
+        ("", "Secret"),
+        ("events.k8s.io", "Event"),
+        ("batch", "Job"),
+        ("certificates.k8s.io", "CertificateSigningRequest"),
+    }
+)
+
+
 def _selectable_field_getter(json_path: str) -> _Getter:
     keys = tuple(k for k in json_path.lstrip(".").split(".") if k)
     return _path(*keys)
@@ -245,18 +270,28 @@ def field_getter(
 
 
 def validate_field_selector(
-    selector: FieldSelector, group: str, kind: str, *, extra: Iterable[str] = ()
+    selector: FieldSelector,
+    group: str,
+    kind: str,
+    *,
+    extra: Iterable[str] = (),
+    custom: bool = False,
 ) -> None:
-    """Check every field of ``selector`` is supported for the kind.
+    """Check every field of ``selector`` is supported for the kind (``custom``: a custom
+    resource's).
 
     Raises:
         FieldSelectorNotSupported: the first unsupported field (in selector order), carrying
-            kube-apiserver's message ``field label not supported: <field>``.
+            kube-apiserver's message: ``field label not supported: <field>`` for kinds with a
+            conversion of their own and custom resources, the default conversion's
+            ``"<field>" is not a known field selector: ...`` for the rest.
     """
     getters = _getters(group, kind, tuple(extra))
     for requirement in selector.requirements:
         if requirement.field not in getters:
-            raise FieldSelectorNotSupported(requirement.field)
+            own = (group, kind) in _OWN_CONVERSION or custom
+            message = None if own else default_unsupported_field_message(requirement.field)
+            raise FieldSelectorNotSupported(requirement.field, message)
 
 
 def field_matcher(

@@ -57,8 +57,9 @@ class PatchError(KcmError):
     def to_status(self) -> dict[str, Any]:
         """The Status dict kube-apiserver sends for this failure.
 
-        A 422 carries kube-apiserver's generic message and, as a kcm addition that clients may
-        ignore, the library's text as an ``UnexpectedServerResponse`` cause.
+        A 422 carries kube-apiserver's generic message and empty details, as
+        ``NewGenericServerResponse`` makes it: the library's text is not sent (kubectl prints
+        the Status's message and causes).
         """
         simple = {
             400: ("BadRequest", self.detail),
@@ -83,7 +84,7 @@ class PatchError(KcmError):
             "status": "Failure",
             "message": _INVALID_MESSAGE,
             "reason": "Invalid",
-            "details": {"causes": [{"reason": "UnexpectedServerResponse", "message": self.detail}]},
+            "details": {},
             "code": 422,
         }
 

@@ -33,6 +33,11 @@ class Resource:
     categories: tuple[str, ...] = ()
     crd: dict[str, Any] | None = field(default=None, compare=False, hash=False)
     """For custom resources: the CRD version entry (schema, subresources, columns)."""
+    terminating: bool = False
+    """For custom resources: their CRD is being deleted (no new objects)."""
+    storage: dict[str, Any] | None = field(default=None, compare=False, hash=False)
+    """For custom resources: the CRD's storage version entry (objects are read through its
+    schema before the served version's)."""
 
     @property
     def api_version(self) -> str:
@@ -78,6 +83,13 @@ _CATEGORIES: dict[tuple[str, str, str], tuple[str, ...]] = {
 }
 
 
+# Verbs kube-apiserver serves that the models (generated from the OpenAPI paths) get wrong:
+# componentstatuses can be read and listed, not watched (a watch is 405).
+_VERBS: dict[tuple[str, str, str], tuple[str, ...]] = {
+    ("", "v1", "componentstatuses"): ("get", "list"),
+}
+
+
 def _resource(info: ResourceInfo) -> Resource:
     key = (info.group, info.version, info.plural)
     return Resource(
@@ -89,7 +101,7 @@ def _resource(info: ResourceInfo) -> Resource:
         list_kind=info.list_kind or f"{info.kind}List",
         subresources=tuple(info.subresources),
         short_names=tuple(info.short_names),
-        verbs=tuple(info.verbs or _ALL_VERBS),
+        verbs=_VERBS.get(key, tuple(info.verbs or _ALL_VERBS)),
         singular=info.kind.lower(),
         categories=_CATEGORIES.get(key, tuple(info.categories)),
     )
@@ -107,6 +119,7 @@ class Registry:
 
     def __init__(self) -> None:
         self._builtin = _builtins()
+        self._builtin_groups = frozenset(r.group for r in self._builtin)
         self._custom: dict[str, list[Resource]] = {}  # CRD name -> its served versions
         self._rebuild()
 
@@ -144,6 +157,10 @@ class Registry:
     def resources_in(self, group: str, version: str) -> list[Resource]:
         return [r for r in self.all if r.group == group and r.version == version]
 
+    def is_builtin_group(self, group: str) -> bool:
+        """Whether kube-apiserver itself serves ``group`` (not only CustomResourceDefinitions)."""
+        return group in self._builtin_groups
+
     def is_custom(self, group: str, plural: str) -> bool:
         return any(
             r.group == group and r.plural == plural for vs in self._custom.values() for r in vs
@@ -152,16 +169,25 @@ class Registry:
     # -- custom resources ------------------------------------------------------------------
 
     def set_crd(self, crd: dict[str, Any]) -> None:
-        """Serve (or stop serving, when it is being deleted) what ``crd`` declares."""
+        """Serve what ``crd`` declares, once its names are accepted or it is established
+        (kube-apiserver's crdHandler); a CRD without either is not served."""
         name = crd.get("metadata", {}).get("name", "")
         spec = crd.get("spec") or {}
         names = spec.get("names") or {}
         versions = spec.get("versions") or []
         served: list[Resource] = []
+        conditions = {
+            c.get("type"): c.get("status")
+            for c in (crd.get("status") or {}).get("conditions") or ()
+            if isinstance(c, dict)
+        }
+        if "True" not in (conditions.get("NamesAccepted"), conditions.get("Established")):
+            versions = []
         # the storage version first, so it is the preferred version
         ordered = sorted(versions, key=lambda v: not v.get("storage", False))
+        storage = ordered[0] if ordered and ordered[0].get("storage") else None
         for v in ordered:
-            if not v.get("served", True):
+            if not v.get("served"):
                 continue
             subs = v.get("subresources") or {}
             served.append(
@@ -177,6 +203,8 @@ class Registry:
                     singular=names.get("singular") or names.get("kind", "").lower(),
                     categories=tuple(names.get("categories") or ()),
                     crd=v,
+                    terminating=conditions.get("Terminating") == "True",
+                    storage=storage,
                 )
             )
         self._custom[name] = served

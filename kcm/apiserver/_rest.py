@@ -13,23 +13,25 @@ import json
 import uuid
 from typing import Any
 
-import yaml
-
 from kcm.clock import Clock
 
 from ._admission import admit_create, admit_update
 from ._apply import ApplyConflict, apply_ssa, track_update
+from ._apply_request import check_applied, check_apply_options, check_name, decode_apply_body
 from ._body import decode_patched
-from ._field_errors import Cause
+from ._field_errors import Cause, invalid
 from ._list import ListPage, list_source, page
 from ._names import generate_name
+from ._options import ListOptions, go_bool
 from ._patch import PatchError, apply_json_patch, apply_merge_patch
 from ._registry import Registry, Resource
+from ._requester import Requester
 from ._select import build_matcher
 from ._status import StatusError, status_success
 from ._store import Obj, Store, deep_copy
 from ._strategic import apply_strategic_merge_patch
-from ._strategy import Context, Strategy, Subresource, UpdateRules, strategy_for
+from ._strategy import Context, Strategy, StreamReply, Subresource, UpdateRules, strategy_for
+from ._tokens import TokenIssuer
 
 __all__ = ["Rest"]
 
@@ -38,15 +40,31 @@ _GENERATE_NAME_DRAWS = 8
 
 _CLIENT_UNSET_ON_CREATE = ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
 
+_OMITTED_WHEN_EMPTY = ("labels", "annotations", "finalizers", "ownerReferences")
+"""ObjectMeta maps and lists Go does not write when empty (``omitempty``)."""
+
+
+class _GoHex(int):
+    """A uint64 as Go's ``%#v`` prints it in a field error (``0x0``)."""
+
+    def __str__(self) -> str:
+        return hex(self)
+
+
+_UNSET_RV = _GoHex(0)
+
 
 class Rest:
     """The verbs. ``clock`` stamps creationTimestamp, deletionTimestamp and managedFields."""
 
-    def __init__(self, store: Store, registry: Registry, clock: Clock) -> None:
+    def __init__(
+        self, store: Store, registry: Registry, clock: Clock, tokens: TokenIssuer | None = None
+    ) -> None:
         self.store = store
         self.registry = registry
         self.clock = clock
-        self.ctx = Context(clock, store, registry)
+        self.ctx = Context(clock, store, registry, tokens or TokenIssuer(clock))
+        self.ctx.verbs = self
 
     def now(self) -> str:
         return self.ctx.now()
@@ -58,6 +76,15 @@ class Rest:
         obj = self.store.get(res.storage_key, ns, name)
         if obj is None:
             raise StatusError.not_found(res.group, res.plural, name)
+        return obj
+
+    def _existing_under(
+        self, res: Resource, sub: Subresource, ns: str, name: str, *, write: bool
+    ) -> Obj:
+        """The stored object a subresource request reads or writes; the subresource's 404."""
+        obj = self.store.get(res.storage_key, ns, name)
+        if obj is None:
+            raise sub.missing(name, write=write)
         return obj
 
     def present(self, res: Resource, obj: Obj) -> Obj:
@@ -95,11 +122,27 @@ class Rest:
             raise StatusError.bad_request("metadata must be an object")
         return body
 
-    def _track(self, old: Obj | None, new: Obj, manager: str, operation: str) -> Obj:
+    def _track(
+        self,
+        strategy: Strategy,
+        old: Obj | None,
+        new: Obj,
+        manager: str,
+        operation: str,
+        subresource: str = "",
+    ) -> Obj:
         if not manager or operation == "Apply":
             return new
         return track_update(
-            old, new, manager=manager, operation=operation, now=self.now(), kind=new.get("kind")
+            old,
+            new,
+            manager=manager,
+            operation=operation,
+            now=self.now(),
+            kind=new.get("kind"),
+            subresource=subresource,
+            field_type=strategy.field_type(),
+            ignored=strategy.reset_fields(subresource),
         )
 
     @staticmethod
@@ -113,15 +156,17 @@ class Rest:
     def get(self, res: Resource, ns: str, name: str, subresource: str = "") -> Obj:
         """The object, or what its ``subresource`` shows of it (``/scale``: a Scale)."""
         strategy = strategy_for(res)
-        obj = self.existing(res, ns, name)
         if subresource:
-            return strategy.subresource(subresource).read(obj)
-        return strategy.present(obj)
+            sub = strategy.subresource(subresource)
+            return sub.read(self._existing_under(res, sub, ns, name, write=False))
+        return strategy.present(self.existing(res, ns, name))
 
-    def list(self, res: Resource, ns: str | None, query: dict[str, str]) -> Obj:
-        matcher = build_matcher(res, query.get("labelSelector", ""), query.get("fieldSelector", ""))
-        source = list_source(self.store, res, query)
-        found: ListPage = page(source, ns, matcher, strategy_for(res).present)
+    def list(self, res: Resource, ns: str | None, options: ListOptions | None = None) -> Obj:
+        options = options or ListOptions()
+        matcher = build_matcher(res, options.label_selector, options.field_selector)
+        source = list_source(self.store, res, ns, options)
+        present = strategy_for(res).present
+        found: ListPage = page(source, ns, matcher, present, across_namespaces=ns is None)
         meta: dict[str, Any] = {"resourceVersion": str(source.rv)}
         if found.continue_token:
             meta["continue"] = found.continue_token
@@ -137,17 +182,32 @@ class Rest:
     # -- create ----------------------------------------------------------------------------
 
     def create(
-        self, res: Resource, ns: str | None, body: Any, query: dict[str, str], *, manager: str = ""
+        self,
+        res: Resource,
+        ns: str | None,
+        body: Any,
+        query: dict[str, str],
+        *,
+        manager: str = "",
+        who: Requester | None = None,
     ) -> Obj:
+        """Create an object; ``who`` is whom an access review answers for (the
+        administrator when not given)."""
         strategy = strategy_for(res)
+        strategy.admit_create()
         obj = self._check_type(res, body)
+        strategy.decode(obj)
         meta = obj["metadata"]
         admit_create(self.store, res, ns or "", obj)
         _place(res, ns, meta)
+        if strategy.answers_create:
+            answered = strategy.answer(obj, who or Requester.admin(), self.ctx)
+            return self._track(strategy, None, answered, manager, "Update")
         if not meta.get("name"):
             meta["name"] = self._name_from_generate_name(res, meta)
         name = meta["name"]
         _stamp_new(meta, self.now(), generation=strategy.manages_generation)
+        _omit_empty(meta)
         strategy.prepare_for_create(obj, self.ctx)
         self._raise_invalid(res, obj, strategy.validate(obj))
         if _numeric_resource_version(meta.get("resourceVersion")):
@@ -155,7 +215,7 @@ class Rest:
         meta.pop("resourceVersion", None)
         if self.store.get(res.storage_key, meta.get("namespace", ""), name) is not None:
             raise StatusError.already_exists(res.group, res.plural, name)
-        obj = self._track(None, obj, manager, "Update")
+        obj = self._track(strategy, None, obj, manager, "Update")
         strategy.canonicalize(obj)
         if query.get("dryRun"):
             return obj
@@ -215,18 +275,30 @@ class Rest:
             rules = sub
         old = old if old is not None else self.existing(res, ns, name)
         new = self._check_type(res, body)
+        strategy.decode(new)
         _check_update_target(res, ns, name, new, old, uid_precondition=uid_precondition)
+        if not new["metadata"].get("resourceVersion") and not strategy.allow_unconditional_update:
+            raise StatusError.invalid(
+                res.group,
+                res.plural,
+                name,
+                [invalid("metadata.resourceVersion", _UNSET_RV, "must be specified for an update")],
+            )
         rules.default_on_update(new)  # the defaults come with decoding, before all else
         strategy.canonicalize(new)  # compared with the stored object as Go compares structs
         admit_update(res, subresource, new, old)
         new = rules.prepare_for_update(new, old)
         _carry_over_metadata(res, ns, new, old)
-        _set_generation(new, strategy.next_generation(new, old))
+        _omit_empty(new["metadata"])
+        if subresource:  # a subresource's strategy leaves the generation alone
+            _set_generation(new, int(old["metadata"].get("generation") or 0))
+        else:
+            _set_generation(new, strategy.next_generation(new, old))
         if "managedFields" not in new["metadata"] and "managedFields" in old["metadata"]:
             new["metadata"]["managedFields"] = old["metadata"]["managedFields"]
         causes = strategy.validate_common_update(new, old) + rules.validate_update(new, old)
         self._raise_invalid(res, new, causes)
-        new = self._track(old, new, manager, operation)
+        new = self._track(strategy, old, new, manager, operation, subresource)
         strategy.canonicalize(new)
         if new == old:
             return strategy.present(old)  # no-op: kube-apiserver skips the write
@@ -256,7 +328,7 @@ class Rest:
         manager: str,
     ) -> Obj:
         """PUT of a view (a Scale): the whole object changes as the main resource would."""
-        old = self.existing(res, ns, name)
+        old = self._existing_under(res, sub, ns, name, write=True)
         new = sub.write(old, body, name)
         saved = self.update(res, ns, name, new, query, manager=manager, old=old, subresource="")
         return sub.read(saved)
@@ -285,7 +357,7 @@ class Rest:
         strategy = strategy_for(res)
         view = strategy.subresource(subresource) if subresource else None
         if view is not None and view.view:
-            base = view.read(self.existing(res, ns, name))
+            base = view.read(self._existing_under(res, view, ns, name, write=True))
         else:
             base = self.existing(res, ns, name)
         patched = _patched(strategy, ctype, deep_copy(base), patch)
@@ -315,17 +387,15 @@ class Rest:
         subresource: str,
         manager: str,
     ) -> tuple[int, Obj]:
-        if not query.get("fieldManager"):
-            raise StatusError.bad_request(
-                "PATCH request must have a fieldManager: the field manager is required for apply "
-                "requests"
-            )
-        applied = _apply_body(raw)
-        force = query.get("force", "") in ("true", "1")
+        check_apply_options(query)
+        applied = decode_apply_body(raw)
+        force = go_bool([query["force"]] if "force" in query else None)
         live = self.store.get(res.storage_key, ns if res.namespaced else "", name)
         if live is None and subresource:
             raise StatusError.not_found(res.group, res.plural, name)
+        check_applied(res, ns, name, applied)
         try:
+            strategy = strategy_for(res)
             merged = apply_ssa(
                 deep_copy(live) if live is not None else None,
                 applied,
@@ -334,13 +404,15 @@ class Rest:
                 group=res.group,
                 kind=res.kind,
                 now=self.now(),
+                subresource=subresource,
+                field_type=strategy.field_type(),
+                ignored=strategy.reset_fields(subresource),
             )
         except ApplyConflict as exc:
-            raise StatusError.from_status(
-                exc.to_status(name=name, group=res.group, kind=res.plural)
-            ) from exc
+            raise StatusError.from_status(exc.to_status()) from exc
         except PatchError as exc:
             raise StatusError.from_status(exc.to_status()) from exc
+        check_name(name, merged)
         if live is None:
             merged.setdefault("metadata", {})["name"] = name
             return 201, self.create(res, ns if res.namespaced else None, merged, query)
@@ -359,19 +431,27 @@ class Rest:
     # -- delete ----------------------------------------------------------------------------
 
     def delete(self, res: Resource, ns: str, name: str, options: Obj, query: dict[str, str]) -> Obj:
+        """DELETE with ``options`` (a DeleteOptions dict, already validated: the body's or the
+        query's). ``dryRun`` answers what a deletion would, and changes nothing."""
         strategy = strategy_for(res)
         old = self.existing(res, ns, name)
         _check_preconditions(res, name, old, options)
         new = deep_copy(old)
-        _add_propagation_finalizer(new, options, query)
+        _add_propagation_finalizer(new, options)
         strategy.prepare_for_delete(old, new, options, query, self.ctx)
         keep = bool(new["metadata"].get("finalizers")) or strategy.deletion_held(new)
-        if query.get("dryRun"):
-            return strategy.present(new)
+        dry_run = bool(options.get("dryRun"))
         if keep:
-            return self._start_deletion(res, strategy, new, old)
-        final = self.store.delete(res.storage_key, new, old)
-        strategy.after_delete(final, self.ctx)
+            return self._start_deletion(res, strategy, new, old, dry_run=dry_run)
+        final = new
+        if not dry_run:
+            if new["metadata"].get("deletionTimestamp") and not old["metadata"].get(
+                "deletionTimestamp"
+            ):  # a graceful deletion with no grace left: the update, then the delete
+                old = new = self.commit(res, new, old)
+                new = deep_copy(new)
+            final = self.store.delete(res.storage_key, new, old)
+            strategy.after_delete(final, self.ctx)
         if strategy.return_deleted_object:
             return strategy.present(final)
         details: dict[str, Any] = {"name": name}
@@ -381,7 +461,9 @@ class Rest:
         details["uid"] = old["metadata"].get("uid")
         return status_success(details)
 
-    def _start_deletion(self, res: Resource, strategy: Strategy, new: Obj, old: Obj) -> Obj:
+    def _start_deletion(
+        self, res: Resource, strategy: Strategy, new: Obj, old: Obj, *, dry_run: bool = False
+    ) -> Obj:
         """A delete that keeps the object (finalizers, a grace period): mark it deleting."""
         meta = new["metadata"]
         if not meta.get("deletionTimestamp"):
@@ -389,16 +471,21 @@ class Rest:
             meta.setdefault("deletionGracePeriodSeconds", 0)
         if new == old:
             return strategy.present(old)
-        return strategy.present(self.commit(res, new, old))
+        if dry_run:
+            return strategy.present(new)
+        updated = self.commit(res, new, old)
+        strategy.after_write(updated, self.ctx)
+        return strategy.present(updated)
 
     def delete_collection(
-        self, res: Resource, ns: str | None, options: Obj, query: dict[str, str]
+        self,
+        res: Resource,
+        ns: str | None,
+        options: Obj,
+        query: dict[str, str],
+        list_options: ListOptions | None = None,
     ) -> Obj:
-        listed = self.list(
-            res,
-            ns,
-            {k: v for k, v in query.items() if k in ("labelSelector", "fieldSelector")},
-        )
+        listed = self.list(res, ns, list_options)
         deleted = []
         for item in listed["items"]:
             meta = item["metadata"]
@@ -416,11 +503,38 @@ class Rest:
             "items": deleted,
         }
 
-    # -- subresources that act -------------------------------------------------------------
+    # -- subresources that act or stream ---------------------------------------------------
 
-    def post(self, res: Resource, ns: str, name: str, subresource: str, body: Any) -> Obj:
-        """POST on an object's subresource (``pods/binding``, ``pods/eviction``); 405 elsewhere."""
+    def post(
+        self, res: Resource, ns: str, name: str, subresource: str, body: Any, *, manager: str = ""
+    ) -> Obj:
+        """POST on an object's subresource (``pods/binding``, ``pods/eviction``,
+        ``serviceaccounts/token``); 405 elsewhere. The posted object records its manager in
+        managedFields, as every create does."""
+        if manager and isinstance(body, dict):
+            body = track_update(
+                None,
+                body,
+                manager=manager,
+                now=self.now(),
+                kind=body.get("kind"),
+                subresource=subresource,
+            )
         return strategy_for(res).subresource(subresource).post(self, ns, name, body)
+
+    def connect(
+        self,
+        res: Resource,
+        ns: str,
+        name: str,
+        subresource: str,
+        query: dict[str, str],
+        *,
+        upgrade: bool,
+    ) -> StreamReply:
+        """GET or POST on a streaming subresource (``pods/log``, ``pods/exec``, ...)."""
+        sub = strategy_for(res).subresource(subresource)
+        return sub.connect(self, ns, name, query, upgrade=upgrade)
 
 
 def _place(res: Resource, ns: str | None, meta: Obj) -> None:
@@ -460,6 +574,14 @@ def _numeric_resource_version(rv: Any) -> bool:
     """A resourceVersion storage would read as a version (kube-apiserver refuses one on a
     create with a bare 500)."""
     return isinstance(rv, str) and rv.isdigit() and int(rv) != 0
+
+
+def _omit_empty(meta: Obj) -> None:
+    """Drop empty labels, annotations, finalizers and owner references, as the Go struct kube
+    stores does (removing the last annotation leaves no ``annotations``)."""
+    for key in _OMITTED_WHEN_EMPTY:
+        if key in meta and not meta[key]:
+            del meta[key]
 
 
 def _check_update_target(
@@ -546,44 +668,34 @@ def _patched(strategy: Strategy, ctype: str, doc: Obj, patch: Any) -> Obj:
     return patched
 
 
-def _apply_body(raw: bytes) -> Obj:
-    """A server-side apply body: a YAML (or JSON) object, made JSON-clean."""
-    try:
-        applied = yaml.safe_load(raw or b"")
-    except yaml.YAMLError as exc:
-        raise StatusError.bad_request(f"error decoding YAML: {exc}") from exc
-    if not isinstance(applied, dict):
-        raise StatusError.bad_request("the apply body must be an object")
-    clean: Obj = json.loads(json.dumps(applied, default=str))
-    return clean
-
-
 def _check_preconditions(res: Resource, name: str, old: Obj, options: Obj) -> None:
-    """DeleteOptions' preconditions: uid and resourceVersion must match (409)."""
+    """DeleteOptions' preconditions: uid and resourceVersion must match (409). As
+    ``rest.BeforeDelete`` checks them, the conflict names the kind (``ConfigMap "a"``)."""
     meta = old["metadata"]
     pre = options.get("preconditions") or {}
-    if pre.get("uid") and pre["uid"] != meta.get("uid"):
+    if pre.get("uid") is not None and pre["uid"] != meta.get("uid"):
         raise StatusError.conflict(
             res.group,
-            res.plural,
+            res.kind,
             name,
-            f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
-            f"{meta.get('uid')}",
+            f"the UID in the precondition ({pre['uid']}) does not match the UID in record "
+            f"({meta.get('uid')}). The object might have been deleted and then recreated",
         )
-    if pre.get("resourceVersion") and pre["resourceVersion"] != meta.get("resourceVersion"):
+    rv = pre.get("resourceVersion")
+    if rv is not None and rv != meta.get("resourceVersion"):
         raise StatusError.conflict(
             res.group,
-            res.plural,
+            res.kind,
             name,
-            "Precondition failed: ResourceVersion in precondition: "
-            f"{pre['resourceVersion']}, ResourceVersion in object meta: "
-            f"{meta.get('resourceVersion')}",
+            f"the ResourceVersion in the precondition ({rv}) does not match the "
+            f"ResourceVersion in record ({meta.get('resourceVersion')}). The object might "
+            "have been modified",
         )
 
 
-def _add_propagation_finalizer(new: Obj, options: Obj, query: dict[str, str]) -> None:
+def _add_propagation_finalizer(new: Obj, options: Obj) -> None:
     """Foreground and Orphan deletion are finalizers (the garbage collector removes them)."""
-    policy = options.get("propagationPolicy") or query.get("propagationPolicy", "")
+    policy = options.get("propagationPolicy") or ""
     if not policy and options.get("orphanDependents") is not None:
         policy = "Orphan" if options["orphanDependents"] else "Background"
     meta = new["metadata"]

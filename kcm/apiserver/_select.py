@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kcm.selectors import FieldSelector, LabelSelector
+from kcm.selectors import FieldSelector, LabelSelector, SelectorParseError
 
 from ._fields import FieldSelectorNotSupported, field_getter, validate_field_selector
 from ._registry import Resource
@@ -25,8 +25,9 @@ Matcher = Callable[[Obj], bool]
 def _parse_fields(selector: str, resource: Resource) -> Matcher:
     extra = strategy_for(resource).selectable_fields()
     parsed = FieldSelector.parse(selector)
+    custom = resource.crd is not None
     try:
-        validate_field_selector(parsed, resource.group, resource.kind, extra=extra)
+        validate_field_selector(parsed, resource.group, resource.kind, extra=extra, custom=custom)
     except FieldSelectorNotSupported as exc:
         raise StatusError.from_status(exc.to_status()) from exc
     group, kind = resource.group, resource.kind
@@ -47,10 +48,8 @@ def build_matcher(resource: Resource, labels: str, fields: str) -> Matcher | Non
     try:
         label_match = LabelSelector.parse(labels).matches if labels.strip() else None
         field_match = _parse_fields(fields, resource) if fields.strip() else None
-    except StatusError:
-        raise
-    except Exception as exc:
-        raise StatusError.bad_request(f"unable to parse selector: {exc}") from exc
+    except SelectorParseError as exc:  # the text of Go's labels.Parse / fields.ParseSelector
+        raise StatusError.bad_request(exc.detail) from exc
 
     def matches(obj: Obj) -> bool:
         if label_match is not None and not label_match(obj.get("metadata", {}).get("labels") or {}):

@@ -20,6 +20,7 @@ from kcm.clock import SYSTEM_CLOCK, Clock
 from ._app import App
 from ._discovery import Discovery
 from ._faults import Faults
+from ._kubernetes_service import ensure_kubernetes_service
 from ._registry import Registry
 from ._rest import Rest
 from ._store import Backend, MemoryBackend, SqliteBackend, Store
@@ -54,6 +55,9 @@ class ApiServer:
         history: how many events the watch history keeps (older watches get 410).
         bookmark_interval: seconds between BOOKMARK events on watches that allow them.
         watch_buffer: events queued for one watcher before it is dropped as too slow.
+        default_service_accounts: give every Active namespace its ``default`` ServiceAccount
+            at once (kube-controller-manager's serviceaccount controller's job in a cluster;
+            pods need it). Off to leave it to that controller, kcm's own included.
 
     Guarantees:
         Every write gets the next value of one global resourceVersion counter; a watch from a
@@ -73,6 +77,7 @@ class ApiServer:
         history: int = 10_000,
         bookmark_interval: float = 60.0,
         watch_buffer: int = 10_000,
+        default_service_accounts: bool = True,
     ) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.host = host
@@ -85,7 +90,9 @@ class ApiServer:
         self.registry = Registry()
         self.store = self._open_store(None)
         self.faults = Faults(lambda: self.store)
+        self._default_service_accounts = default_service_accounts
         self.rest = Rest(self.store, self.registry, self.clock)
+        self.rest.ctx.default_service_accounts = default_service_accounts
         self.discovery = Discovery(self.registry)
         self.app = App(
             self.store,
@@ -175,6 +182,7 @@ class ApiServer:
 
     async def __aenter__(self) -> ApiServer:
         self._listen()
+        ensure_kubernetes_service(self.rest, self.host, self.port)
         stack = AsyncExitStack()
         await stack.__aenter__()
         try:
@@ -226,12 +234,14 @@ class ApiServer:
         old.close()
         self.store = self._open_store(old)
         self.registry = Registry()
-        self.rest = Rest(self.store, self.registry, self.clock)
+        self.rest = Rest(self.store, self.registry, self.clock, self.rest.ctx.tokens)
+        self.rest.ctx.default_service_accounts = self._default_service_accounts
         self.discovery = Discovery(self.registry, self.discovery.address)
         self.app.store = self.store
         self.app.rest = self.rest
         self.app.discovery = self.discovery
         self._bootstrap()
+        ensure_kubernetes_service(self.rest, self.host, self.port)
         await self._tg.start(self._serve)
 
     async def wait_for_watches(self, count: int = 1) -> None:

@@ -27,7 +27,10 @@ class StatusError(Exception):
         self.reason = reason
         self.message = message
         self.details = details
-        self.headers = headers or {}
+        self.headers = dict(headers or {})
+        retry = (details or {}).get("retryAfterSeconds")
+        if retry and not any(k.lower() == "retry-after" for k in self.headers):
+            self.headers["Retry-After"] = str(retry)  # as kube's response writer adds it
 
     def to_status(self) -> dict[str, Any]:
         status: dict[str, Any] = {
@@ -37,9 +40,9 @@ class StatusError(Exception):
             "status": "Failure",
             "message": self.message,
         }
-        if self.reason:  # an error that is no API error has no reason (StatusReasonUnknown)
+        if self.reason:  # Go's StatusReasonUnknown ("") is omitted
             status["reason"] = self.reason
-        if self.details:
+        if self.details is not None:  # a generic 404/405 carries an empty ``details: {}``
             status["details"] = self.details
         status["code"] = self.code
         return status
@@ -145,10 +148,37 @@ class StatusError(Exception):
         return cls(410, "Expired", message)
 
     @classmethod
-    def method_not_allowed(
-        cls, message: str = "the server does not allow this method"
-    ) -> StatusError:
-        return cls(405, "MethodNotAllowed", message)
+    def path_not_found(cls) -> StatusError:
+        """The 404 for a path the server does not serve (``NewGenericServerResponse``)."""
+        return cls(404, "NotFound", "the server could not find the requested resource", details={})
+
+    @classmethod
+    def method_not_allowed(cls) -> StatusError:
+        """The 405 for a method a served path does not take (``NewGenericServerResponse``)."""
+        return cls(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+            details={},
+        )
+
+    @classmethod
+    def method_not_supported(cls, group: str, resource: str, action: str) -> StatusError:
+        """``NewMethodNotSupported``: a verb the resource does not serve (``watch``)."""
+        qualified = f"{resource}.{group}" if group else resource
+        details: dict[str, Any] = {"group": group} if group else {}
+        details["kind"] = resource
+        return cls(
+            405,
+            "MethodNotAllowed",
+            f'{action} is not supported on resources of kind "{qualified}"',
+            details=details,
+        )
+
+    @classmethod
+    def internal(cls, message: str) -> StatusError:
+        """A plain Go error turned into a Status: 500, no reason, the error's text."""
+        return cls(500, "", message)
 
     @classmethod
     def unsupported_media(cls, content_type: str) -> StatusError:

@@ -61,6 +61,20 @@ class Event:
             self._lines[t] = line
         return line
 
+    def left_line(self) -> bytes:
+        """The DELETED line of an object that stopped matching a watch's selector: its state
+        before this event, at this event's resourceVersion (as kube's watch cache sends it)."""
+        line = self._lines.get("LEFT")
+        if line is None:
+            assert self.old is not None
+            old = {
+                **self.old,
+                "metadata": {**self.old["metadata"], "resourceVersion": str(self.rv)},
+            }
+            line = b'{"type":"DELETED","object":' + _encode(old) + b"}\n"
+            self._lines["LEFT"] = line
+        return line
+
 
 class Watch:
     """A registered watcher: a filter and the memory stream its HTTP response reads from."""
@@ -83,7 +97,8 @@ class Watch:
     def render(self, event: Event) -> bytes | None:
         """The line this watcher sees for ``event``, or None when its filter hides the event.
 
-        A MODIFIED object that starts (stops) matching the selector is an ADDED (DELETED).
+        A MODIFIED object that starts (stops) matching the selector is an ADDED (a DELETED of
+        its previous state).
         """
         obj = event.obj
         if self.namespace and obj.get("metadata", {}).get("namespace") != self.namespace:
@@ -96,7 +111,7 @@ class Watch:
                 if now and not before:
                     etype = "ADDED"
                 elif before and not now:
-                    etype = "DELETED"
+                    return event.left_line()
                 elif not now:
                     return None
             elif not now:

@@ -21,6 +21,8 @@ from kcm.clock import Clock, move_on_after
 
 from ._faults import Faults
 from ._http import JSON, Receive, Send
+from ._list import parse_resource_version
+from ._options import ListOptions
 from ._registry import Resource
 from ._status import StatusError
 from ._store import Event, HistoryExpired, Obj, Store, Watch
@@ -30,53 +32,41 @@ __all__ = ["WatchOptions", "WatchStream"]
 
 _encode = msgspec.json.encode
 _DEFAULT_TIMEOUT = 1800.0
+_PRE_TIMEOUT_BOOKMARK = 2.0
+"""Seconds before a watch's timeout at which kube-apiserver sends its last bookmark."""
 _BATCH = 512
 """Lines already queued that one write may carry."""
 
 
 @dataclass(frozen=True, slots=True)
 class WatchOptions:
-    """A watch's query parameters, checked."""
+    """What a watch stream needs of its (already validated) :class:`ListOptions`."""
 
     resource_version: str
     bookmarks: bool
-    initial_events: str | None
-    send_initial: bool
+    send_initial_events: bool | None
     timeout: float
 
+    @property
+    def send_initial(self) -> bool:
+        return bool(self.send_initial_events)
+
+    @property
+    def start_rv(self) -> int:
+        """The resourceVersion the watch starts after (0 for a watch from the current state)."""
+        if self.send_initial or not self.resource_version.isdigit():
+            return 0
+        return int(self.resource_version)
+
     @classmethod
-    def parse(cls, query: dict[str, str]) -> WatchOptions:
-        """Raises StatusError: 422 for sendInitialEvents without resourceVersionMatch
-        NotOlderThan, 400 for a bad timeoutSeconds."""
-        initial_events = query.get("sendInitialEvents")
-        if initial_events not in (None, "") and (
-            query.get("resourceVersionMatch") != "NotOlderThan"
-        ):
-            raise StatusError.invalid(
-                "meta.k8s.io",
-                "ListOptions",
-                "",
-                [
-                    {
-                        "reason": "FieldValueForbidden",
-                        "message": "Forbidden: sendInitialEvents is forbidden for watch unless "
-                        "resourceVersionMatch is set to NotOlderThan",
-                        "field": "sendInitialEvents",
-                    }
-                ],
-            )
-        timeout = _DEFAULT_TIMEOUT
-        if query.get("timeoutSeconds"):
-            try:
-                timeout = float(query["timeoutSeconds"])
-            except ValueError as exc:
-                raise StatusError.bad_request("invalid timeoutSeconds") from exc
+    def of(cls, options: ListOptions) -> WatchOptions:
+        """``timeoutSeconds`` unset or 0: the server's default (kube: a random 30 to 60
+        minutes)."""
         return cls(
-            resource_version=query.get("resourceVersion", ""),
-            bookmarks=query.get("allowWatchBookmarks") in ("true", "1"),
-            initial_events=initial_events,
-            send_initial=initial_events in ("true", "1"),
-            timeout=timeout,
+            resource_version=options.resource_version,
+            bookmarks=options.allow_watch_bookmarks,
+            send_initial_events=options.send_initial_events,
+            timeout=float(options.timeout_seconds or _DEFAULT_TIMEOUT),
         )
 
 
@@ -156,17 +146,12 @@ class WatchStream:
         store = self.store
         backlog = _Backlog([], [])
         if options.send_initial or options.resource_version in ("", "0"):
-            if options.initial_events not in ("false", "0"):
+            if options.send_initial_events is not False:
                 backlog.lines += self._initial_events(res, ns, matcher)
             if options.send_initial:
                 backlog.lines.append(_bookmark(res, store.rv, initial_end=True))
             return backlog
-        try:
-            since = int(options.resource_version)
-        except ValueError as exc:
-            raise StatusError.bad_request(
-                f"invalid resource version: {options.resource_version}"
-            ) from exc
+        since = parse_resource_version(options.resource_version)
         try:
             backlog.replay = store.events_since(res.storage_key, since)
         except HistoryExpired as exc:
@@ -217,7 +202,7 @@ class WatchStream:
                     if backlog.lines:
                         await self._write(send, b"".join(backlog.lines), res)
                     if options.bookmarks:
-                        tg.start_soon(self._bookmark_ticker, watch)
+                        tg.start_soon(self._bookmark_ticker, watch, options)
                     await self._pump(send, watch, res)
             tg.cancel_scope.cancel()
 
@@ -239,15 +224,26 @@ class WatchStream:
             )
             await self._write(send, data, res)
 
-    async def _bookmark_ticker(self, watch: Watch) -> None:
-        """Queue a bookmark marker every ``bookmark_interval`` behind the events already queued.
+    async def _bookmark_ticker(self, watch: Watch, options: WatchOptions) -> None:
+        """Queue bookmark markers behind the events already queued, as kube-apiserver's watch
+        cache sends them: every ``bookmark_interval`` and once about 2 seconds before
+        ``timeoutSeconds`` ends the watch (none at all for a watch shorter than that), each
+        only when the server has moved past the resourceVersion the watch started from.
 
-        The marker carries the store's RV at the moment it is queued: every event up to that RV
+        A marker carries the store's RV at the moment it is queued: every event up to that RV
         is ahead of it in this watcher's stream (fan-out is synchronous), so the BOOKMARK never
         claims an event the client has not been sent. A full buffer skips the tick.
         """
-        while True:
-            await self.clock.sleep(self.bookmark_interval)
+        last_call = options.timeout - _PRE_TIMEOUT_BOOKMARK
+        if last_call <= 0:
+            return
+        elapsed = 0.0
+        while elapsed < last_call:
+            wait = min(self.bookmark_interval, last_call - elapsed)
+            await self.clock.sleep(wait)
+            elapsed += wait
+            if self.store.rv <= options.start_rv:
+                continue
             try:
                 watch.send.send_nowait(b"#%d" % self.store.rv)
             except anyio.WouldBlock:

@@ -200,6 +200,7 @@ def _add_controller_flags(parser: argparse.ArgumentParser) -> None:
 def _add_registry_flags(ctl: Any) -> None:
     """Workers and options of every controller in :data:`CONTROLLERS`, in registry order;
     :func:`_settings_from` reads them back by the same ``dest`` names."""
+    added: set[str] = set()
     for name, spec in CONTROLLERS.items():
         if spec.workers_flag is not None:
             ctl.add_argument(
@@ -212,14 +213,22 @@ def _add_registry_flags(ctl: Any) -> None:
                 help=f"concurrent {name} reconciles (default {spec.default_workers})",
             )
         for option in spec.options:
+            if option.flag in added:  # shared by several controllers: one flag
+                continue
+            added.add(option.flag)
             ctl.add_argument(
                 option.flag,
-                dest=f"option_{spec.package}_{option.kwarg}",
+                dest=_option_dest(option.flag),
                 type=option.type,
                 default=option.default,
                 metavar="VALUE",
                 help=f"{option.help} (default {option.default})",
             )
+
+
+def _option_dest(flag: str) -> str:
+    """The parser attribute of a controller option (by flag, so a shared flag has one)."""
+    return "option_" + flag.lstrip("-").replace("-", "_")
 
 
 def _add_leader_election_flags(parser: argparse.ArgumentParser) -> None:
@@ -551,9 +560,7 @@ def _controller_settings(
             if spec.workers_flag is not None
             else spec.default_workers
         )
-        options[name] = {
-            o.kwarg: getattr(args, f"option_{spec.package}_{o.kwarg}") for o in spec.options
-        }
+        options[name] = {o.kwarg: getattr(args, _option_dest(o.flag)) for o in spec.options}
     return enabled, workers, options
 
 

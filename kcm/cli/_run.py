@@ -144,16 +144,21 @@ async def _add_controllers(
     manager: Any, settings: RunSettings, config: Any, stack: contextlib.AsyncExitStack
 ) -> list[str]:
     """Add every enabled controller, each on its own client; returns those that could not
-    be started (logged as kube-controller-manager's "Skipping")."""
-    from kcm.controllers import CONTROLLERS
+    be started or are disabled by their settings (logged as kube-controller-manager's
+    "Skipping").
+
+    Raises:
+        ConfigError: a controller's flag value is unusable (kube-controller-manager exits).
+    """
+    from kcm.controllers import CONTROLLERS, ControllerDisabled
+    from kcm.errors import ConfigError
 
     failed: list[str] = []
     workers = settings.workers or {}
     options = settings.controller_options or {}
-    # The manager starts controllers one after the other; the garbage collector needs
-    # discovery and a metadata informer per resource first, so it goes last and does not hold
-    # the workload controllers back.
-    for name in sorted(settings.controllers, key=lambda n: n == "garbagecollector"):
+    # The manager starts controllers one after the other, in the order added: by start_order
+    # (serviceaccount-token first, the garbage collector last), else in registry order.
+    for name in sorted(settings.controllers, key=lambda n: CONTROLLERS[n].start_order):
         spec = CONTROLLERS[name]
         try:
             spec.load()
@@ -168,6 +173,12 @@ async def _add_controllers(
                 workers=workers.get(name, spec.default_workers),
                 **dict(options.get(name, {})),
             )
+        except ControllerDisabled as exc:  # kube: '"x" is disabled because ...', "Skipping"
+            logger.warning("Skipping controller %s: %s", name, exc)
+            failed.append(name)
+            continue
+        except ConfigError:  # a bad flag value (an unreadable key file): kcm exits, as kube
+            raise
         except Exception as exc:
             logger.error("Skipping controller %s: %s", name, exc)
             failed.append(name)

@@ -45,8 +45,9 @@ async def run_exec_plugin(
     """Run an exec credential plugin and parse its ``ExecCredential``.
 
     Raises:
-        ConfigError: the command is missing (with its install hint), exits non-zero (with its
-            stderr), or prints something that is not an ExecCredential with credentials.
+        ConfigError: the command is missing (with its install hint), runs longer than
+            ``exec_config.timeout``, exits non-zero (with its stderr), or prints something
+            that is not an ExecCredential of the requested ``apiVersion`` with credentials.
     """
     spec: dict[str, Any] = {"interactive": False}
     if exec_config.provide_cluster_info:
@@ -61,7 +62,14 @@ async def run_exec_plugin(
     )
     cmd = [exec_config.command, *exec_config.args]
     try:
-        result = await anyio.run_process(cmd, env=env, check=False)
+        with anyio.fail_after(exec_config.timeout):
+            result = await anyio.run_process(cmd, env=env, check=False)
+    except TimeoutError:
+        raise ConfigError(
+            f"exec credential plugin {exec_config.command!r} did not finish within "
+            f"{exec_config.timeout:g}s (does it wait for an interactive login? log in first)",
+            field="user.exec",
+        ) from None
     except OSError as exc:
         hint = f"; {exec_config.install_hint}" if exec_config.install_hint else ""
         raise ConfigError(
@@ -76,28 +84,19 @@ async def run_exec_plugin(
             f"{result.returncode}: {stderr or '(no stderr)'}",
             field="user.exec",
         )
-    try:
-        data = json.loads(result.stdout)
-        status = data["status"]
-        if data.get("kind") != "ExecCredential" or not isinstance(status, dict):
-            raise ValueError("not an ExecCredential")
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(
-            f"exec credential plugin {exec_config.command!r} printed no valid ExecCredential "
-            f"JSON ({exc})",
-            field="user.exec",
-        ) from exc
-    expiration = None
-    if status.get("expirationTimestamp"):
-        expiration = datetime.fromisoformat(
-            str(status["expirationTimestamp"]).replace("Z", "+00:00")
-        )
+    status = _exec_status(exec_config, result.stdout)
     cred = ExecCredential(
         token=status.get("token") or None,
         client_certificate_data=(status.get("clientCertificateData") or "").encode() or None,
         client_key_data=(status.get("clientKeyData") or "").encode() or None,
-        expiration=expiration,
+        expiration=_expiration(exec_config, status.get("expirationTimestamp")),
     )
+    if bool(cred.client_certificate_data) != bool(cred.client_key_data):
+        raise ConfigError(
+            f"exec credential plugin {exec_config.command!r} returned a client certificate "
+            "without its key, or a key without its certificate",
+            field="user.exec",
+        )
     if not cred.token and not cred.client_certificate_data:
         raise ConfigError(
             f"exec credential plugin {exec_config.command!r} returned neither a token nor a "
@@ -105,6 +104,43 @@ async def run_exec_plugin(
             field="user.exec",
         )
     return cred
+
+
+def _exec_status(exec_config: ExecConfig, stdout: bytes) -> dict[str, Any]:
+    """The ``status`` of the plugin's ExecCredential, checked as client-go checks it: the
+    ``apiVersion`` must be the one kcm asked for, the ``kind`` ExecCredential."""
+    try:
+        data = json.loads(stdout)
+        if not isinstance(data, dict) or data.get("kind") != "ExecCredential":
+            raise ValueError("not an ExecCredential")
+        if data.get("apiVersion") != exec_config.api_version:
+            raise ValueError(
+                f"apiVersion {data.get('apiVersion')!r}, but {exec_config.api_version!r} "
+                "was requested"
+            )
+        status = data["status"]
+        if not isinstance(status, dict):
+            raise ValueError("status is not an object")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(
+            f"exec credential plugin {exec_config.command!r} printed no valid ExecCredential "
+            f"JSON ({exc})",
+            field="user.exec",
+        ) from exc
+    return status
+
+
+def _expiration(exec_config: ExecConfig, value: Any) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(
+            f"exec credential plugin {exec_config.command!r} returned an invalid "
+            f"expirationTimestamp {value!r} (RFC 3339 expected)",
+            field="user.exec",
+        ) from None
 
 
 class KubeAuth(httpx.Auth):

@@ -20,7 +20,7 @@ import httpx
 import msgspec
 
 from kcm.clock import SYSTEM_CLOCK, Clock, move_on_after
-from kcm.errors import RequestTimeout, TransportError
+from kcm.errors import ConnectionFailed, RequestTimeout, TlsVerificationFailed, TransportError
 
 from ._auth import KubeAuth, build_auth
 from ._config import ClientConfig
@@ -374,8 +374,10 @@ class ApiClient:
                     response = await self._send(request)
                     body = await self._body(response)
             except TransportError as exc:
-                if not self.retry.should_retry(
-                    method=method, attempt=attempt, status=None, retry_after=None
+                if isinstance(exc, ConnectionFailed | TlsVerificationFailed) or not (
+                    self.retry.should_retry(
+                        method=method, attempt=attempt, status=None, retry_after=None
+                    )
                 ):
                     raise
                 delay = self.retry.delay(attempt, None)

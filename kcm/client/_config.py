@@ -21,6 +21,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import msgspec
 import yaml
@@ -55,6 +56,8 @@ class ExecConfig(msgspec.Struct, kw_only=True, frozen=True):
         api_version: ``client.authentication.k8s.io/v1`` or ``.../v1beta1``.
         install_hint: shown when the command cannot be found.
         provide_cluster_info: pass the cluster in ``KUBERNETES_EXEC_INFO``.
+        timeout: seconds the plugin may run before it is killed and the request fails (a
+            plugin waiting for a browser login must not hang a controller forever).
     """
 
     command: str
@@ -63,6 +66,7 @@ class ExecConfig(msgspec.Struct, kw_only=True, frozen=True):
     api_version: str = "client.authentication.k8s.io/v1"
     install_hint: str | None = None
     provide_cluster_info: bool = False
+    timeout: float = 60.0
 
 
 class ClientConfig(msgspec.Struct, kw_only=True, frozen=True):
@@ -119,6 +123,33 @@ class ClientConfig(msgspec.Struct, kw_only=True, frozen=True):
     user_agent: str = "kcm/0.1"
     namespace: str = "default"
     source: str = ""
+
+    def __post_init__(self) -> None:
+        check_server_url(self.server, source=self.source)
+
+
+def check_server_url(server: str, *, source: str = "") -> None:
+    """Raise :class:`ConfigError` unless ``server`` is ``http(s)://host[:port][/path]``: a
+    malformed URL fails when the configuration is built, with its source named, not later as
+    a KeyError or an httpx error inside a request."""
+    problem = None
+    try:
+        parts = urlsplit(server)
+        port = parts.port  # raises ValueError for a bad port
+    except ValueError as exc:
+        problem, port = str(exc), None
+    else:
+        if parts.scheme not in ("http", "https"):
+            problem = "the scheme must be https:// (or http://)"
+        elif not parts.hostname:
+            problem = "it names no host"
+    if problem is not None or port == 0:
+        raise ConfigError(
+            f"invalid API server URL {server!r}: {problem or 'port 0'}; "
+            "expected https://HOST[:PORT]",
+            path=source or None,
+            field="cluster.server",
+        )
 
 
 # --------------------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ and every non-2xx response goes through :func:`error_from_response`.
 from __future__ import annotations
 
 import email.utils
+import socket
+import ssl
 import time
 from types import TracebackType
 from typing import Any
@@ -16,8 +18,10 @@ import msgspec
 
 from kcm.errors import (
     ApiError,
+    ConnectionFailed,
     KcmError,
     RequestTimeout,
+    TlsVerificationFailed,
     TransportError,
     api_error_from_status,
 )
@@ -30,8 +34,10 @@ _status_decoder = msgspec.json.Decoder(dict[str, Any])
 class map_http_errors:
     """Turn httpx exceptions raised inside the block into :mod:`kcm.errors` types.
 
-    Timeouts become :class:`RequestTimeout`, every other transport failure (refused, reset, TLS,
-    protocol) :class:`TransportError`; both name ``server``. kcm errors pass through untouched.
+    Timeouts become :class:`RequestTimeout`; a refused connection or an unresolvable host
+    :class:`ConnectionFailed`; an untrusted certificate :class:`TlsVerificationFailed`; every
+    other transport failure (reset, EOF, protocol) :class:`TransportError`. All name
+    ``server``. kcm errors pass through untouched.
     (A class, not a generator-based context manager: it wraps every request.)
     """
 
@@ -57,9 +63,47 @@ class map_http_errors:
             ) from exc
         if isinstance(exc, httpx.TransportError | httpx.StreamError | OSError):
             # (an aiohttp-backed transport could leak raw socket errors: OSError)
-            raise TransportError(
-                f"cannot reach API server: {_describe(exc)}", server=self.server
+            cls, advice = _classify(exc)
+            raise cls(
+                f"cannot reach API server: {_describe(exc)}{advice}", server=self.server
             ) from exc
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what it was raised from (aiohttp keeps the OS or certificate error in
+    ``os_error``/``certificate_error``)."""
+    chain: list[BaseException] = []
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        item = todo.pop()
+        if item is None or any(item is seen for seen in chain) or len(chain) > 16:
+            continue
+        chain.append(item)
+        todo += [item.__cause__, item.__context__]
+        for attribute in ("os_error", "certificate_error"):
+            nested = getattr(item, attribute, None)
+            if isinstance(nested, BaseException):
+                todo.append(nested)
+    return chain
+
+
+def _classify(exc: BaseException) -> tuple[type[TransportError], str]:
+    """Which :class:`TransportError` a transport failure is, with advice for the message."""
+    chain = _causes(exc)
+    if any(isinstance(e, ssl.SSLCertVerificationError) for e in chain):
+        return TlsVerificationFailed, (
+            "; the server's certificate is not trusted: check certificate-authority and "
+            "tls-server-name in the kubeconfig"
+        )
+    if any(isinstance(e, ConnectionRefusedError | socket.gaierror) for e in chain) or (
+        isinstance(exc, httpx.ConnectError) and not any(_is_reset(e) for e in chain)
+    ):
+        return ConnectionFailed, "; check the server URL and that the API server is running"
+    return TransportError, ""
+
+
+def _is_reset(exc: BaseException) -> bool:
+    return isinstance(exc, ConnectionResetError | ConnectionAbortedError | BrokenPipeError)
 
 
 def _describe(exc: BaseException) -> str:

@@ -1,7 +1,10 @@
 """When and how long to wait before retrying a request (client-go's ``WithRetry``).
 
-* ``GET`` (get, list, discovery) is idempotent: it is retried after a transport failure and
-  after 429/500/502/503/504.
+* ``GET`` (get, list, discovery) is idempotent: it is retried after a transport failure (a
+  reset, an EOF, a timeout) and after 429/500/502/503/504. A refused connection, an unknown
+  host or an untrusted certificate is not retried (``ConnectionFailed``,
+  ``TlsVerificationFailed``): retrying the same URL at once cannot fix it (client-go does the
+  same); the reflector's and the elector's own backoff cover a server that is restarting.
 * Any other verb is retried only when the server asked for it: a 429 or 5xx **with**
   ``Retry-After`` (client-go ``checkWait``).
 * Watches are never retried here; the reflector owns that loop.

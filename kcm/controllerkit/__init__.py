@@ -20,9 +20,16 @@ pieces. The families:
 * **ControllerRevision history**: :class:`History` and the pure helpers around it
   (:func:`new_controller_revision`, :func:`hash_controller_revision`, ...), for controllers that
   keep revisions of their template (DaemonSet, StatefulSet).
+* **Service endpoints**: a pod as an endpoint (:func:`should_pod_be_in_endpoints`,
+  :func:`find_port`, :func:`should_set_hostname`), the Services a pod event concerns
+  (:func:`services_to_update_on_pod_change`), the last-change trigger time
+  (:class:`TriggerTimeTracker`), and for EndpointSlice writers the endpoint identity
+  (:class:`EndpointSet`), port groups and the generations they wrote
+  (:class:`EndpointSliceTracker`).
 * **Small shared answers**: :func:`is_namespace_terminating` (a create refused by a
-  terminating namespace), :func:`finished_condition`/:func:`is_finished` (Jobs), and
-  :func:`safe_encode_string` (hashes as text).
+  terminating namespace), :func:`finished_condition`/:func:`is_finished` (Jobs),
+  :func:`safe_encode_string` (hashes as text), and :func:`root_ca`/:func:`read_root_ca` (the
+  ``--root-ca-file`` bundle the service-account controllers hand out).
 
 See docs/controllerkit.md.
 """
@@ -30,6 +37,18 @@ See docs/controllerkit.md.
 from ._controller_ref_manager import ControllerRefManager as ControllerRefManager
 from ._controller_ref_manager import LabelMatcher as LabelMatcher
 from ._controller_ref_manager import recheck_deletion_timestamp as recheck_deletion_timestamp
+from ._endpoint_slice_tracker import EndpointSliceTracker as EndpointSliceTracker
+from ._endpoint_slice_tracker import StaleInformerCache as StaleInformerCache
+from ._endpoint_slices import MANAGED_BY_LABEL as MANAGED_BY_LABEL
+from ._endpoint_slices import SERVICE_NAME_LABEL as SERVICE_NAME_LABEL
+from ._endpoint_slices import SKIP_MIRROR_LABEL as SKIP_MIRROR_LABEL
+from ._endpoint_slices import EndpointSet as EndpointSet
+from ._endpoint_slices import endpoint_key as endpoint_key
+from ._endpoint_slices import endpoint_slice_prefix as endpoint_slice_prefix
+from ._endpoint_slices import endpoints_equal_beyond_key as endpoints_equal_beyond_key
+from ._endpoint_slices import managed_by as managed_by
+from ._endpoint_slices import port_map_key as port_map_key
+from ._endpoint_slices import service_key_for_slice as service_key_for_slice
 from ._expectations import EXPECTATIONS_TIMEOUT as EXPECTATIONS_TIMEOUT
 from ._expectations import ControllerExpectations as ControllerExpectations
 from ._expectations import UIDTrackingControllerExpectations as UIDTrackingControllerExpectations
@@ -44,6 +63,13 @@ from ._history import sort_controller_revisions as sort_controller_revisions
 from ._job_status import finished_condition as finished_condition
 from ._job_status import is_finished as is_finished
 from ._namespaces import is_namespace_terminating as is_namespace_terminating
+from ._pod_endpoints import find_port as find_port
+from ._pod_endpoints import is_ipv6 as is_ipv6
+from ._pod_endpoints import is_pod_finished as is_pod_finished
+from ._pod_endpoints import pod_ips_of_family as pod_ips_of_family
+from ._pod_endpoints import pod_target_ref as pod_target_ref
+from ._pod_endpoints import should_pod_be_in_endpoints as should_pod_be_in_endpoints
+from ._pod_endpoints import should_set_hostname as should_set_hostname
 from ._pod_predicates import is_pod_active as is_pod_active
 from ._pod_predicates import is_pod_available as is_pod_available
 from ._pod_predicates import is_pod_ready as is_pod_ready
@@ -61,48 +87,93 @@ from ._replica_manager import ReplicaManager as ReplicaManager
 from ._replica_status import REPLICA_FAILURE as REPLICA_FAILURE
 from ._replica_status import calculate_replica_status as calculate_replica_status
 from ._replica_status import desired_replicas as desired_replicas
+from ._root_ca import read_root_ca as read_root_ca
+from ._root_ca import root_ca as root_ca
 from ._safe_encoding import SAFE_ALPHABET as SAFE_ALPHABET
 from ._safe_encoding import safe_encode_string as safe_encode_string
+from ._services import HEADLESS_SERVICE_LABEL as HEADLESS_SERVICE_LABEL
+from ._services import LEADER_ELECTION_ANNOTATION as LEADER_ELECTION_ANNOTATION
+from ._services import pod_endpoints_changed as pod_endpoints_changed
+from ._services import service_ip_set as service_ip_set
+from ._services import service_selector as service_selector
+from ._services import services_for_pod as services_for_pod
+from ._services import services_to_update_on_pod_change as services_to_update_on_pod_change
 from ._slow_start import SLOW_START_INITIAL_BATCH_SIZE as SLOW_START_INITIAL_BATCH_SIZE
 from ._slow_start import slow_start_batch as slow_start_batch
+from ._trigger_time import (
+    LAST_CHANGE_TRIGGER_TIME_ANNOTATION as LAST_CHANGE_TRIGGER_TIME_ANNOTATION,
+)
+from ._trigger_time import TriggerTimeTracker as TriggerTimeTracker
+from ._trigger_time import format_trigger_time as format_trigger_time
 
 __all__ = [
     "BURST_REPLICAS",
     "CONTROLLER_REVISION_HASH_LABEL",
     "EXPECTATIONS_TIMEOUT",
+    "HEADLESS_SERVICE_LABEL",
+    "LAST_CHANGE_TRIGGER_TIME_ANNOTATION",
+    "LEADER_ELECTION_ANNOTATION",
+    "MANAGED_BY_LABEL",
     "POD_DELETION_COST_ANNOTATION",
     "REPLICA_FAILURE",
     "SAFE_ALPHABET",
+    "SERVICE_NAME_LABEL",
+    "SKIP_MIRROR_LABEL",
     "SLOW_START_INITIAL_BATCH_SIZE",
     "ControllerExpectations",
     "ControllerRefManager",
+    "EndpointSet",
+    "EndpointSliceTracker",
     "History",
     "LabelMatcher",
     "ReplicaKind",
     "ReplicaManager",
+    "StaleInformerCache",
+    "TriggerTimeTracker",
     "UIDTrackingControllerExpectations",
     "calculate_replica_status",
     "compare_pods_for_deletion",
     "controller_revision_name",
     "desired_replicas",
+    "endpoint_key",
+    "endpoint_slice_prefix",
+    "endpoints_equal_beyond_key",
     "equal_revision",
     "find_equal_revisions",
+    "find_port",
     "finished_condition",
+    "format_trigger_time",
     "hash_controller_revision",
     "is_finished",
+    "is_ipv6",
     "is_namespace_terminating",
     "is_pod_active",
     "is_pod_available",
+    "is_pod_finished",
     "is_pod_ready",
+    "managed_by",
     "new_controller_revision",
     "pod_deletion_cost",
+    "pod_endpoints_changed",
     "pod_from_template",
+    "pod_ips_of_family",
     "pod_name_prefix",
     "pod_ready_condition",
+    "pod_target_ref",
     "pods_to_delete",
+    "port_map_key",
     "rank_pods_for_deletion",
+    "read_root_ca",
     "recheck_deletion_timestamp",
+    "root_ca",
     "safe_encode_string",
+    "service_ip_set",
+    "service_key_for_slice",
+    "service_selector",
+    "services_for_pod",
+    "services_to_update_on_pod_change",
+    "should_pod_be_in_endpoints",
+    "should_set_hostname",
     "slow_start_batch",
     "sort_controller_revisions",
 ]

@@ -11,13 +11,18 @@ imported, and a broken controller fails alone with a clear message.
 (:func:`enabled_controllers`).
 
 A package may take its ``HELP`` and ``DEFAULT_WORKERS`` from its :data:`CONTROLLERS` entry and
-build itself with :func:`add_controller` (the parent package is always imported first).
+build itself with :func:`add_controller` (the parent package is always imported first). A
+package whose settings turn it off (``serviceaccount-token`` without a private key) raises
+:class:`ControllerDisabled` from ``add_to_manager``: it is skipped, as kube-controller-manager
+skips it, and ``kcm`` logs why.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import inspect
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType, ModuleType
@@ -28,11 +33,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONTROLLERS",
+    "ControllerDisabled",
     "ControllerOption",
     "ControllerSpec",
     "add_controller",
     "enabled_controllers",
 ]
+
+
+class ControllerDisabled(Exception):
+    """Raised by a package's ``add_to_manager`` when its settings turn the controller off (the
+    message says why); nothing was added to the manager."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +80,13 @@ class ControllerSpec:
         default_workers: kube-controller-manager's default worker count.
         enabled_by_default: whether ``*`` includes it.
         workers_aliases: further spellings of ``workers_flag`` that are accepted.
-        options: controller-specific flags (:class:`ControllerOption`).
+        options: controller-specific flags (:class:`ControllerOption`); a flag several
+            controllers take (``--root-ca-file``) is one flag whose value each receives.
+        start_order: when ``kcm`` starts it relative to the others (started one after the
+            other, lowest first, registry order within one value): ``-1`` before all
+            (``serviceaccount-token``, which kube-controller-manager always starts first so
+            that tokens exist for the rest), ``1`` after all (the garbage collector, whose
+            discovery and per-resource informers should not hold the others back).
     """
 
     name: str
@@ -80,6 +97,7 @@ class ControllerSpec:
     enabled_by_default: bool = True
     workers_aliases: tuple[str, ...] = ()
     options: tuple[ControllerOption, ...] = ()
+    start_order: int = 0
 
     @property
     def module(self) -> str:
@@ -130,6 +148,60 @@ def _int(text: str) -> int:
     return int(text)
 
 
+def _path(text: str) -> str | None:
+    return text or None
+
+
+_ROOT_CA_FILE = ControllerOption(
+    "--root-ca-file",
+    "root_ca_file",
+    _path,
+    None,
+    "PEM CA bundle put into token Secrets and kube-root-ca.crt ConfigMaps (default: the CA "
+    "kcm's kubeconfig trusts)",
+)
+
+
+_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_GO_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+
+
+def _one_to_thousand(text: str) -> int:
+    """An integer from 1 to 1000 (kube's bounds for the endpoints-per-slice flags).
+
+    Raises:
+        argparse.ArgumentTypeError: not an integer, or out of range.
+    """
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 1 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"{value} is out of range: must be between 1 and 1000")
+    return value
+
+
+def _duration(text: str) -> float:
+    """Seconds from a Go duration (``500ms``, ``1m30s``) or a plain number of seconds.
+
+    Raises:
+        argparse.ArgumentTypeError: neither, or negative.
+    """
+    value = str(text).strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        parts = list(_GO_PART.finditer(value))
+        if not value or "".join(m.group(0) for m in parts) != value:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a duration (e.g. 1s, 500ms)"
+            ) from None
+        seconds = sum(float(m.group(1)) * _GO_UNITS[m.group(2)] for m in parts)
+    if not seconds >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a duration must not be negative")
+    return seconds
+
+
 CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
     {
         spec.name: spec
@@ -149,11 +221,74 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 5,
             ),
             ControllerSpec(
+                "endpoint",
+                "endpoint",
+                "Keeps the Endpoints of each Service with a selector: its pods' addresses, ports.",
+                "--concurrent-endpoint-syncs",
+                5,
+                options=(
+                    ControllerOption(
+                        "--endpoint-updates-batch-period",
+                        "batch_period",
+                        _duration,
+                        0.0,
+                        "delay before pod changes are written to Endpoints, to batch them",
+                    ),
+                ),
+            ),
+            ControllerSpec(
+                "endpointslice",
+                "endpointslice",
+                "Keeps the EndpointSlices of each Service with a selector (readiness, zones).",
+                "--concurrent-service-endpoint-syncs",
+                5,
+                options=(
+                    ControllerOption(
+                        "--max-endpoints-per-slice",
+                        "max_endpoints_per_slice",
+                        _one_to_thousand,
+                        100,
+                        "most endpoints in one EndpointSlice (1-1000)",
+                    ),
+                    ControllerOption(
+                        "--endpointslice-updates-batch-period",
+                        "batch_period",
+                        _duration,
+                        0.0,
+                        "delay before pod changes are written to EndpointSlices, to batch them",
+                    ),
+                ),
+            ),
+            ControllerSpec(
+                "endpointslicemirroring",
+                "endpointslicemirroring",
+                "Mirrors the hand-written Endpoints of selector-less Services into EndpointSlices.",
+                "--mirroring-concurrent-service-endpoint-syncs",
+                5,
+                options=(
+                    ControllerOption(
+                        "--mirroring-max-endpoints-per-subset",
+                        "max_endpoints_per_subset",
+                        _one_to_thousand,
+                        1000,
+                        "most addresses of one Endpoints subset mirrored (1-1000)",
+                    ),
+                    ControllerOption(
+                        "--mirroring-endpointslice-updates-batch-period",
+                        "batch_period",
+                        _duration,
+                        0.0,
+                        "delay before EndpointSlice changes are mirrored, to batch them",
+                    ),
+                ),
+            ),
+            ControllerSpec(
                 "garbagecollector",
                 "garbagecollector",
                 "Deletes objects whose owners are gone (background, foreground, orphan).",
                 "--concurrent-gc-syncs",
                 20,
+                start_order=1,
             ),
             ControllerSpec(
                 "job",
@@ -199,6 +334,40 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 "--concurrent_rc_syncs",
                 5,
                 workers_aliases=("--concurrent-rc-syncs",),
+            ),
+            ControllerSpec(
+                "root-ca-cert-publisher",
+                "rootcacertpublisher",
+                "Publishes the root CA as the kube-root-ca.crt ConfigMap in every namespace.",
+                None,
+                1,
+                options=(_ROOT_CA_FILE,),
+            ),
+            ControllerSpec(
+                "serviceaccount",
+                "serviceaccount",
+                "Creates the default ServiceAccount in every active namespace.",
+                None,
+                1,
+            ),
+            ControllerSpec(
+                "serviceaccount-token",
+                "serviceaccounttoken",
+                "Fills in legacy ServiceAccount token Secrets (needs a private key; starts first).",
+                "--concurrent-serviceaccount-token-syncs",
+                5,
+                options=(
+                    ControllerOption(
+                        "--service-account-private-key-file",
+                        "service_account_private_key_file",
+                        _path,
+                        None,
+                        "PEM RSA or ECDSA private key signing legacy ServiceAccount tokens "
+                        "(without it serviceaccount-token is disabled)",
+                    ),
+                    _ROOT_CA_FILE,
+                ),
+                start_order=-1,
             ),
             ControllerSpec(
                 "ttl-after-finished",

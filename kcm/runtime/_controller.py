@@ -19,7 +19,7 @@ from anyio.abc import TaskStatus
 from prometheus_client import CollectorRegistry
 
 from kcm.clock import SYSTEM_CLOCK, Clock, move_on_after
-from kcm.errors import CacheSyncTimeoutError, Conflict, ShutDown
+from kcm.errors import ApiError, CacheSyncTimeoutError, Conflict, ShutDown, TransportError
 from kcm.informers import HandlerRegistration, KubeObject, SharedIndexInformer
 from kcm.models import ObjectKey
 from kcm.workqueue import (
@@ -32,7 +32,14 @@ from kcm.workqueue import (
 from ._handlers import EventHandler, QueueingHandler
 from ._metrics import ControllerMetrics
 from ._predicates import Predicate
-from ._reconciler import ReconcileContext, Reconciler, Result, _current, is_terminal
+from ._reconciler import (
+    ReconcileContext,
+    Reconciler,
+    Result,
+    TerminalError,
+    _current,
+    is_terminal,
+)
 from ._shutdown import breakable, graceful_shield
 
 __all__ = ["Controller"]
@@ -44,6 +51,25 @@ T = TypeVar("T", bound=KubeObject)
 
 
 _RESULTS = ("success", "error", "requeue", "requeue_after")
+
+_EXPECTED = (ApiError, TransportError, TerminalError)
+"""Failures a reconcile is expected to meet: answers of the API server, an unreachable server,
+a deliberate give-up. Logged as one line; anything else (a bug) with its traceback."""
+
+
+def _expected(error: BaseException) -> bool:
+    """``error`` (or every error of a group: concurrent writes) is an expected failure."""
+    if isinstance(error, BaseExceptionGroup):
+        return all(_expected(e) for e in error.exceptions)
+    return isinstance(error, _EXPECTED)
+
+
+def _one_line(error: BaseException) -> str:
+    """The error's message on one line (a group's messages joined with ``; ``)."""
+    if isinstance(error, BaseExceptionGroup):
+        return "; ".join(_one_line(e) for e in error.exceptions)
+    text = str(error) or type(error).__name__
+    return " ".join(text.split())
 
 
 class _Pending(NamedTuple):
@@ -102,9 +128,12 @@ class Controller(Generic[K]):
           :class:`TerminalError` (then only logged and counted); ``Result(requeue_after=d)``
           resets the backoff and requeues after ``d`` seconds; ``Result(requeue=True)``
           requeues with backoff; anything else resets the backoff.
-        * An exception never stops a worker; it is logged at ERROR with its traceback, the
-          controller and the key. A :class:`~kcm.errors.Conflict` (B22: a 409, usually a stale
-          cache read after the reconciler's own write) is logged at INFO without a traceback;
+        * An exception never stops a worker; it is logged at ERROR with the controller and
+          the key: as one line for expected failures (a :class:`~kcm.errors.ApiError` such as
+          a 404 or a 403, a :class:`~kcm.errors.TransportError`, a :class:`TerminalError`, or
+          a group of only those), as kube-controller-manager's ``HandleError`` does, and with
+          its traceback for anything else (a bug). A :class:`~kcm.errors.Conflict` (B22: a
+          409, usually a stale cache read after the reconciler's own write) is logged at INFO;
           it is still retried with backoff and counted as an error.
 
     Raises:
@@ -464,6 +493,17 @@ class Controller(Generic[K]):
                     self.name,
                     key,
                     error,
+                    extra=extra,
+                )
+            elif _expected(error):
+                # The API said no or could not be reached (a 404 on a status write of an
+                # object just deleted, a 403 from a quota): one line, as kube's HandleError.
+                logger.error(
+                    "controller %s: reconcile of %s failed%s: %s",
+                    self.name,
+                    key,
+                    " (terminal, not retried)" if terminal else "",
+                    _one_line(error),
                     extra=extra,
                 )
             else:

@@ -6,19 +6,25 @@ simulation fills that gap on kcm's public client, informers and runtime only:
 ``kube-node-lease``;
 :class:`Scheduler` binds pending pods to those nodes through ``pods/binding``; :class:`Kubelet`
 moves bound pods to Running, then Ready, finishes run-to-completion pods, and removes pods
-being deleted. :class:`SimulatedCluster` runs the three. Everything is timed on an injected
+being deleted; pods get IPs from their node's ``podCIDR`` (:class:`PodIPAllocator`) and are
+Ready as their simulated readiness probes say (:data:`READY_ANNOTATION`).
+:class:`SimulatedCluster` runs the three. Everything is timed on an injected
 clock. See docs/simulation.md.
 """
 
 from ._cluster import SimulatedCluster as SimulatedCluster
 from ._config import DURATION_ANNOTATION as DURATION_ANNOTATION
 from ._config import EXIT_CODE_ANNOTATION as EXIT_CODE_ANNOTATION
+from ._config import READY_ANNOTATION as READY_ANNOTATION
 from ._config import SIMULATED_LABEL as SIMULATED_LABEL
 from ._config import SimulationConfig as SimulationConfig
 from ._config import parse_duration as parse_duration
 from ._kubelet import Kubelet as Kubelet
 from ._nodes import NODE_LEASE_NAMESPACE as NODE_LEASE_NAMESPACE
 from ._nodes import NodeSimulator as NodeSimulator
+from ._nodes import pod_cidr_for as pod_cidr_for
+from ._pod_ips import PodIPAllocator as PodIPAllocator
+from ._pod_ips import PodIPsExhausted as PodIPsExhausted
 from ._scheduler import NODE_NAME_INDEX as NODE_NAME_INDEX
 from ._scheduler import EventRecorder as EventRecorder
 from ._scheduler import Scheduler as Scheduler
@@ -28,12 +34,16 @@ __all__ = [
     "EXIT_CODE_ANNOTATION",
     "NODE_LEASE_NAMESPACE",
     "NODE_NAME_INDEX",
+    "READY_ANNOTATION",
     "SIMULATED_LABEL",
     "EventRecorder",
     "Kubelet",
     "NodeSimulator",
+    "PodIPAllocator",
+    "PodIPsExhausted",
     "Scheduler",
     "SimulatedCluster",
     "SimulationConfig",
     "parse_duration",
+    "pod_cidr_for",
 ]

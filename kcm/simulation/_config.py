@@ -10,6 +10,7 @@ from kcm.models import parse_quantity
 __all__ = [
     "DURATION_ANNOTATION",
     "EXIT_CODE_ANNOTATION",
+    "READY_ANNOTATION",
     "SIMULATED_LABEL",
     "SimulationConfig",
     "parse_duration",
@@ -26,6 +27,11 @@ OnFailure) run before they exit, as seconds or a Go duration (``90s``, ``2m``)."
 EXIT_CODE_ANNOTATION = "kcm.dev/simulate-exit-code"
 """Pod annotation: the exit code those containers end with (default 0: Succeeded; otherwise
 Failed, or restarted in place with restartPolicy OnFailure)."""
+
+READY_ANNOTATION = "kcm.dev/simulate-ready"
+"""Pod annotation: the simulated outcome of the pod's readiness probes. ``"false"`` keeps a
+running pod NotReady (and makes a Ready one NotReady); removing it, or any other value, lets
+it become Ready. Services see the change through their Endpoints and EndpointSlices."""
 
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")

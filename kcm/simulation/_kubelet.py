@@ -5,6 +5,12 @@ For every pod bound to a simulated node it walks the status a kubelet would writ
 ``Pending`` ─(pod_start_delay)→ ``Running`` ─(pod_ready_delay)→ ``Ready``
                                    └─(job_duration, restartPolicy Never/OnFailure)→ ``Succeeded``
 
+A started pod gets one IP per CIDR of its node's ``spec.podCIDRs`` (the node's IPAM, see
+:mod:`._pod_ips`). Readiness follows the simulated outcome of the pod's readiness probes: Ready
+``pod_ready_delay`` (plus the largest ``readinessProbe.initialDelaySeconds``) after it started,
+unless the annotation ``kcm.dev/simulate-ready`` is ``"false"``; changing that annotation
+flips a running pod between Ready and NotReady at once.
+
 A run-to-completion pod's containers exit after ``job_duration`` (annotation
 ``kcm.dev/simulate-duration``) with exit code 0 (annotation ``kcm.dev/simulate-exit-code``):
 exit 0 gives ``Succeeded``, anything else ``Failed``, except with ``restartPolicy:
@@ -20,6 +26,7 @@ current state, so a restart of kcm only restarts the pending timers.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -33,6 +40,7 @@ from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.errors import Conflict, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import (
+    Container,
     ContainerState,
     ContainerStateRunning,
     ContainerStateTerminated,
@@ -50,13 +58,15 @@ from kcm.runtime import Controller, Request, Result, enqueue_mapped, enqueue_obj
 from ._config import (
     DURATION_ANNOTATION,
     EXIT_CODE_ANNOTATION,
+    READY_ANNOTATION,
     SIMULATED_LABEL,
     SimulationConfig,
     parse_duration,
 )
-from ._nodes import node_ip
+from ._nodes import node_ip, pod_cidr_for
+from ._pod_ips import PodIPAllocator, PodIPsExhausted
 from ._resources import TERMINAL_PHASES
-from ._scheduler import EventRecorder, ensure_node_name_index, pods_on
+from ._scheduler import NODE_NAME_INDEX, EventRecorder, ensure_node_name_index, pods_on
 
 __all__ = ["Kubelet"]
 
@@ -70,8 +80,21 @@ class _Seen:
     since: float  # clock.monotonic()
 
 
-def _condition(kind: str, status: str, now: datetime, reason: str | None = None) -> PodCondition:
-    return PodCondition(type=kind, status=status, last_transition_time=now, reason=reason)
+_NO_IP_RETRY = 5.0
+"""Seconds before a pod that got no IP (its node's CIDR is full) is tried again."""
+
+
+def _condition(
+    kind: str, status: str, now: datetime, reason: str | None = None, message: str | None = None
+) -> PodCondition:
+    return PodCondition(
+        type=kind, status=status, last_transition_time=now, reason=reason, message=message
+    )
+
+
+def _unready_message(containers: Sequence[Container]) -> str:
+    """The kubelet's message for not-ready containers."""
+    return f"containers with unready status: [{' '.join(c.name or '' for c in containers)}]"
 
 
 class Kubelet:
@@ -103,7 +126,7 @@ class Kubelet:
         self._clock = clock
         self._recorder = recorder
         self._seen: dict[ObjectKey, _Seen] = {}
-        self._ips: dict[str, int] = {}
+        self._ips = PodIPAllocator()
         self._warned: set[tuple[str, str]] = set()
         pods = factory.informer_for(Pod)
         ensure_node_name_index(pods)
@@ -181,7 +204,9 @@ class Kubelet:
         """Move the pod one step along its simulated life; see the module docstring."""
         pod = self._pods.get_or_none(request.namespace, request.name)
         if pod is None or pod.spec is None or not pod.spec.node_name:
-            self._seen.pop(request, None)
+            seen = self._seen.pop(request, None)
+            if seen is not None:
+                self._ips.release(seen.uid)
             return Result()
         node = self._our_node(pod.spec.node_name)
         if node is None:
@@ -192,24 +217,33 @@ class Kubelet:
         phase = (pod.status.phase if pod.status else None) or "Pending"
         if phase in TERMINAL_PHASES:
             self._seen.pop(request, None)
+            self._ips.release(pod.metadata.uid or "")
             return Result()
         now = self._clock.monotonic()
         if phase == "Pending":
             due = self._since(request, pod, "pending") + self._config.pod_start_delay
             if now < due:
                 return Result(requeue_after=due - now)
-            await self._start(request, pod, node[0])
-            return Result(requeue_after=self._config.pod_ready_delay)
+            try:
+                ips = self._pod_ips(pod, *node)
+            except (PodIPsExhausted, ValueError) as exc:
+                self._warn_once(pod, "ip", f"cannot start: {exc}")
+                return Result(requeue_after=_NO_IP_RETRY)
+            await self._start(request, pod, node[0], ips)
+            return Result(requeue_after=self._ready_delay(pod))
         since = self._since(request, pod, "running")
         ready = _is_ready(pod)
+        passing = self._probes_pass(pod)
         ends = pod.spec.restart_policy in ("Never", "OnFailure")
         end_due = since + self._duration(pod) if ends else None
-        ready_due = None if ready else since + self._config.pod_ready_delay
+        ready_due = None if ready or not passing else since + self._ready_delay(pod)
         if end_due is not None and now >= end_due:
             await self._finish(request, pod)
             return Result()
-        if ready_due is not None and now >= ready_due:
-            await self._set_ready(pod)
+        if ready and not passing:
+            await self._set_ready(pod, False)
+        elif ready_due is not None and now >= ready_due:
+            await self._set_ready(pod, True)
             ready_due = None
         next_due = min((d for d in (end_due, ready_due) if d is not None), default=None)
         return Result() if next_due is None else Result(requeue_after=max(next_due - now, 0.0))
@@ -223,17 +257,55 @@ class Kubelet:
         api = self._client.api(Pod, namespace=pod.metadata.namespace)
         await api.update(pod, msgspec.structs.replace(pod, status=status), subresource="status")
 
-    def _pod_ip(self, index: int, node: str) -> str:
-        n = self._ips.get(node, 0)
-        self._ips[node] = n + 1
-        return f"10.244.{index}.{n % 250 + 2}"
+    def _pod_ips(self, pod: Pod, index: int, node: Node) -> list[str]:
+        """The new pod's IPs: the node's for ``hostNetwork`` pods, else one per CIDR of the
+        node's ``spec.podCIDRs`` (a node without one: the simulation's own CIDR for it).
 
-    async def _start(self, key: ObjectKey, pod: Pod, index: int) -> None:
+        Raises:
+            PodIPsExhausted: the node's pod CIDR is full.
+            ValueError: the node's pod CIDR does not parse.
+        """
+        if pod.spec is not None and pod.spec.host_network:
+            return [node_ip(index)]
+        spec = node.spec
+        cidrs = list((spec.pod_cidrs if spec else None) or ())
+        if not cidrs and spec is not None and spec.pod_cidr:
+            cidrs = [spec.pod_cidr]
+        name = node.metadata.name or ""
+        if not cidrs:
+            self._warn_once(pod, "cidr", f"node {name} has no podCIDR; using the simulation's")
+            cidrs = [pod_cidr_for(index)]
+        in_use = [
+            p.ip
+            for other in self._pods.by_index(NODE_NAME_INDEX, name)
+            if other.status is not None
+            and other.status.phase not in TERMINAL_PHASES
+            and not (other.spec is not None and other.spec.host_network)
+            for p in other.status.pod_ips or ()
+            if p.ip
+        ]
+        return self._ips.allocate(name, cidrs, pod.metadata.uid or "", in_use)
+
+    def _ready_delay(self, pod: Pod) -> float:
+        """From Running to Ready: ``pod_ready_delay``, plus the largest readiness probe
+        ``initialDelaySeconds``."""
+        containers = (pod.spec.containers if pod.spec else None) or ()
+        probes = [c.readiness_probe for c in containers if c.readiness_probe is not None]
+        initial = max((p.initial_delay_seconds or 0 for p in probes), default=0)
+        return self._config.pod_ready_delay + initial
+
+    def _probes_pass(self, pod: Pod) -> bool:
+        """The simulated outcome of the pod's readiness probes: :data:`READY_ANNOTATION`
+        (``"false"`` fails them; anything else, or none, passes)."""
+        value = self._annotation(pod, READY_ANNOTATION)
+        return value is None or value.strip().lower() != "false"
+
+    async def _start(self, key: ObjectKey, pod: Pod, index: int, ips: list[str]) -> None:
         assert pod.spec is not None
         now = self._now()
-        node = pod.spec.node_name or ""
-        host, ip = node_ip(index), self._pod_ip(index, node)
+        host, ip = node_ip(index), ips[0]
         old = pod.status or PodStatus()
+        unready = _unready_message(pod.spec.containers or ())
         kept = [c for c in (old.conditions or []) if c.type == "PodScheduled"]
         status = msgspec.structs.replace(
             old,
@@ -241,14 +313,14 @@ class Kubelet:
             host_ip=host,
             host_ips=[HostIP(ip=host)],
             pod_ip=ip,
-            pod_ips=[PodIP(ip=ip)],
+            pod_ips=[PodIP(ip=i) for i in ips],
             start_time=now,
             conditions=[
                 *(kept or [_condition("PodScheduled", "True", now)]),
                 _condition("PodReadyToStartContainers", "True", now),
                 _condition("Initialized", "True", now),
-                _condition("ContainersReady", "False", now, "ContainersNotReady"),
-                _condition("Ready", "False", now, "ContainersNotReady"),
+                _condition("ContainersReady", "False", now, "ContainersNotReady", unready),
+                _condition("Ready", "False", now, "ContainersNotReady", unready),
             ],
             container_statuses=[
                 ContainerStatus(
@@ -269,16 +341,25 @@ class Kubelet:
         if self._recorder is not None:
             self._recorder.event(pod, "Normal", "Started", "Started simulated containers")
 
-    async def _set_ready(self, pod: Pod) -> None:
+    async def _set_ready(self, pod: Pod, ready: bool) -> None:
+        """Ready and ContainersReady True, or False (``ContainersNotReady``), with the
+        containers' ``ready`` flags."""
         old = pod.status or PodStatus()
         now = self._now()
+        containers = (pod.spec.containers if pod.spec else None) or ()
+        if ready:
+            condition = _condition("", "True", now)
+        else:
+            condition = _condition(
+                "", "False", now, "ContainersNotReady", _unready_message(containers)
+            )
         conditions = [
-            _condition(c.type, "True", now)
-            if c.type in ("Ready", "ContainersReady") and c.status != "True"
+            msgspec.structs.replace(condition, type=c.type)
+            if c.type in ("Ready", "ContainersReady") and c.status != condition.status
             else c
             for c in old.conditions or []
         ]
-        statuses = [msgspec.structs.replace(s, ready=True) for s in old.container_statuses or []]
+        statuses = [msgspec.structs.replace(s, ready=ready) for s in old.container_statuses or []]
         await self._write(
             pod, msgspec.structs.replace(old, conditions=conditions, container_statuses=statuses)
         )
@@ -332,6 +413,7 @@ class Kubelet:
         self._seen.pop(key, None)
 
     async def _remove(self, key: ObjectKey, pod: Pod) -> None:
+        self._ips.release(pod.metadata.uid or "")
         api = self._client.api(Pod, namespace=pod.metadata.namespace)
         try:
             await api.delete(

@@ -37,7 +37,7 @@ from kcm.models import (
 
 from ._config import SIMULATED_LABEL, SimulationConfig
 
-__all__ = ["NODE_LEASE_NAMESPACE", "NodeSimulator", "node_ip"]
+__all__ = ["NODE_LEASE_NAMESPACE", "NodeSimulator", "node_ip", "pod_cidr_for"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +54,16 @@ _CONDITIONS = (
 def node_ip(index: int) -> str:
     """The InternalIP of the ``index``-th simulated node (1-based)."""
     return f"172.18.{index // 250}.{index % 250 + 2}"
+
+
+def pod_cidr_for(index: int) -> str:
+    """The pod CIDR of the ``index``-th simulated node: ``10.244.<index>.0/24``.
+
+    Stand-in for kube-controller-manager's node IPAM controller (``nodeipam`` with
+    ``--allocate-node-cidrs``, not built yet), which gives every Node a slice of the cluster
+    CIDR; the simulation assigns it when it registers the node and no one else has.
+    """
+    return f"10.244.{index}.0/24"
 
 
 def _seconds(now: datetime) -> datetime:
@@ -114,8 +124,8 @@ class NodeSimulator:
                 },
             ),
             spec=NodeSpec(
-                pod_cidr=f"10.244.{index}.0/24",
-                pod_cidrs=[f"10.244.{index}.0/24"],
+                pod_cidr=pod_cidr_for(index),  # the node IPAM controller's job (not built yet)
+                pod_cidrs=[pod_cidr_for(index)],
                 provider_id=f"kcm://{name}",
             ),
             status=self._status(index, name, now, None),
@@ -184,6 +194,14 @@ class NodeSimulator:
             relabelled = msgspec.structs.replace(
                 existing, metadata=msgspec.structs.replace(existing.metadata, labels=labels)
             )
+            spec = existing.spec or NodeSpec()
+            if not spec.pod_cidr:  # podCIDR is set once, then immutable
+                relabelled = msgspec.structs.replace(
+                    relabelled,
+                    spec=msgspec.structs.replace(
+                        spec, pod_cidr=pod_cidr_for(index), pod_cidrs=[pod_cidr_for(index)]
+                    ),
+                )
             node = await self._nodes.update(existing, relabelled)
             node = await self._write_status(index, node, now)
         self._registered[name] = node

@@ -122,7 +122,17 @@ def test_custom_objects(api: client.ApiClient) -> None:
                         "name": "v1",
                         "served": True,
                         "storage": True,
-                        "schema": {"openAPIV3Schema": {"type": "object"}},
+                        "schema": {
+                            "openAPIV3Schema": {
+                                "type": "object",
+                                "properties": {
+                                    "spec": {
+                                        "type": "object",
+                                        "properties": {"n": {"type": "integer"}},
+                                    }
+                                },
+                            }
+                        },
                     }
                 ],
             },

@@ -45,7 +45,14 @@ async def test_custom_resources_are_served_after_restart(tmp_path: Path) -> None
             "group": "example.com",
             "scope": "Cluster",
             "names": {"plural": "things", "kind": "Thing"},
-            "versions": [{"name": "v1", "served": True, "storage": True}],
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object"}},
+                }
+            ],
         },
     }
     async with (

@@ -52,14 +52,14 @@ def deployment(name: str, replicas: int = 1) -> dict[str, Any]:
 async def watch_lines(
     http: httpx.AsyncClient, path: str, count: int, **params: str
 ) -> list[dict[str, Any]]:
-    """The events of a watch that the server ends after 0.3 s; there must be ``count``.
+    """The events of a watch that the server ends after a second; there must be ``count``.
 
     (Reading to the end rather than breaking out keeps httpx's generators tidy on trio.)
     """
     out: list[dict[str, Any]] = []
     with anyio.fail_after(5):
         async with http.stream(
-            "GET", path, params={"watch": "1", "timeoutSeconds": "0.3", **params}
+            "GET", path, params={"watch": "1", "timeoutSeconds": "1", **params}
         ) as resp:
             assert resp.status_code == 200
             out = [json.loads(line) async for line in resp.aiter_lines() if line]
@@ -227,7 +227,8 @@ async def test_server_side_apply_conflicts_and_force(http: httpx.AsyncClient) ->
     assert r.status_code == 200
     assert r.json()["spec"]["replicas"] == 3
     r = await http.patch(f"{DEPLOY}/d", content=body, headers=apply)
-    assert r.status_code == 400  # fieldManager is required
+    assert r.status_code == 422  # PatchOptions: fieldManager is required for apply
+    assert r.json()["details"]["causes"][0]["field"] == "fieldManager"
 
 
 async def test_scale_subresource(http: httpx.AsyncClient) -> None:
@@ -331,9 +332,12 @@ async def test_watch_with_selector_sees_objects_leave(http: httpx.AsyncClient) -
         json={"metadata": {"labels": {"app": "y"}}},
         headers={"content-type": "application/merge-patch+json"},
     )
+    moved = (await http.get(f"{CM}/a")).json()["metadata"]["resourceVersion"]
     [event] = await watch_lines(http, CM, 1, resourceVersion=rv, labelSelector="app=x")
     assert event["type"] == "DELETED"
-    assert event["object"]["metadata"]["labels"]["app"] == "y"
+    # as kube's watch cache: the state it was selected in, at the resourceVersion it left
+    assert event["object"]["metadata"]["labels"]["app"] == "x"
+    assert event["object"]["metadata"]["resourceVersion"] == moved
 
 
 async def test_send_initial_events_ends_with_bookmark(http: httpx.AsyncClient) -> None:
@@ -356,13 +360,17 @@ async def test_send_initial_events_ends_with_bookmark(http: httpx.AsyncClient) -
 async def test_watch_timeout_ends_stream_cleanly(http: httpx.AsyncClient) -> None:
     with anyio.fail_after(5):
         async with http.stream(
-            "GET", CM, params={"watch": "1", "resourceVersion": "0", "timeoutSeconds": "0.1"}
+            "GET", CM, params={"watch": "1", "resourceVersion": "0", "timeoutSeconds": "1"}
         ) as resp:
             lines = [line async for line in resp.aiter_lines() if line]
     assert all(json.loads(line)["type"] == "ADDED" for line in lines)
 
 
-async def test_periodic_bookmarks_follow_the_clock() -> None:
+@pytest.mark.parametrize("write", [False, True])
+async def test_bookmarks_follow_the_clock_and_precede_the_timeout(write: bool) -> None:
+    """As kube-apiserver's watch cache: a BOOKMARK every interval and one 2 s before
+    timeoutSeconds, each only once the server is past the resourceVersion the watch started
+    from (so none at all when nothing was written)."""
     clock = FakeClock()
     async with (
         ApiServer(clock=clock, bookmark_interval=30) as server,
@@ -383,16 +391,27 @@ async def test_periodic_bookmarks_follow_the_clock() -> None:
             done.set()
 
         done = anyio.Event()
-        with anyio.fail_after(5):
+        with anyio.fail_after(10):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(read)
                 await server.wait_for_watches()
                 await anyio.sleep(0.05)
+                moved = rv
+                if write:
+                    patched = await http.patch(
+                        f"{CM}/a",
+                        json={"data": {"k": "v2"}},
+                        headers={"content-type": "application/merge-patch+json"},
+                    )
+                    moved = patched.json()["metadata"]["resourceVersion"]
                 while not done.is_set():
-                    await clock.advance(15)
+                    await clock.advance(1)
                     await anyio.sleep(0.02)
-    assert [e["type"] for e in got] == ["BOOKMARK"]
-    assert got[0]["object"]["metadata"]["resourceVersion"] == rv
+    if not write:
+        assert got == []
+        return
+    assert [e["type"] for e in got] == ["MODIFIED", "BOOKMARK", "BOOKMARK"]  # at 30 s and 43 s
+    assert [e["object"]["metadata"]["resourceVersion"] for e in got[1:]] == [moved, moved]
 
 
 async def test_finalizers_and_propagation_policies(http: httpx.AsyncClient) -> None:
@@ -474,11 +493,16 @@ async def test_discovery_documents(http: httpx.AsyncClient) -> None:
 
 async def test_paths_the_server_does_not_serve_are_404(http: httpx.AsyncClient) -> None:
     """Not a 500: a legacy watch path that names no resource used to index past its end."""
-    for path in ("/api/v1/watch", "/apis/apps/v1/watch", "/api/v1/nope", "/nope"):
+    for path in ("/api/v1/watch", "/apis/apps/v1/watch", "/api/v1/nope"):
         r = await http.get(path)
         assert r.status_code == 404, path
         assert r.json()["reason"] == "NotFound"
-    watch = await http.get("/api/v1/watch/namespaces/default/configmaps?timeoutSeconds=0")
+    # outside the APIs kube-apiserver serves: Go's plain text 404
+    for path in ("/nope", "/apis/nope.example.com", "/apis/nope.example.com/v1/things"):
+        r = await http.get(path)
+        assert (r.status_code, r.text) == (404, "404 page not found\n"), path
+        assert r.headers["content-type"] == "text/plain; charset=utf-8"
+    watch = await http.get("/api/v1/watch/namespaces/default/configmaps?timeoutSeconds=1")
     assert watch.status_code == 200
 
 
@@ -506,12 +530,14 @@ async def test_custom_resource_definitions(http: httpx.AsyncClient) -> None:
         kind="Widget",
         status=True,
         scale=(".spec.size", ".status.size"),
-        schema={"type": "object"},
     )
-    r = await http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd)
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    r = await http.post(crds, json=crd)
     assert r.status_code == 201
-    conditions = {c["type"]: c["status"] for c in r.json()["status"]["conditions"]}
-    assert conditions["Established"] == "True"
+    assert r.json()["status"]["conditions"] is None  # the CRD controllers write them next
+    got = (await http.get(f"{crds}/widgets.example.com")).json()
+    conditions = {c["type"]: c["status"] for c in got["status"]["conditions"]}
+    assert conditions == {"NamesAccepted": "True", "Established": "True"}
     base = "/apis/example.com/v1/namespaces/default/widgets"
     widget = {
         "apiVersion": "example.com/v1",
@@ -704,9 +730,16 @@ async def test_pod_binding_and_graceful_deletion(http: httpx.AsyncClient) -> Non
     assert (await http.get(f"{POD}/p")).status_code == 200
     r = await http.request("DELETE", f"{POD}/p", json={"gracePeriodSeconds": 0})
     assert (await http.get(f"{POD}/p")).status_code == 404
-    await http.post(POD, json=pod("q"))  # unscheduled pods go at once
-    await http.delete(f"{POD}/q")
+    rv = (await http.post(POD, json=pod("q"))).json()["metadata"]["resourceVersion"]
+    gone = (await http.delete(f"{POD}/q")).json()  # unscheduled pods go at once...
     assert (await http.get(f"{POD}/q")).status_code == 404
+    # ...but gracefully all the same (CheckGracefulDelete): a grace period of 0, written before
+    # the pod is removed, so watchers see the MODIFIED and then the DELETED
+    assert gone["metadata"]["deletionGracePeriodSeconds"] == 0
+    assert gone["metadata"]["deletionTimestamp"]
+    events = await watch_lines(http, POD, 2, resourceVersion=rv, fieldSelector="metadata.name=q")
+    assert [e["type"] for e in events] == ["MODIFIED", "DELETED"]
+    assert events[0]["object"]["metadata"]["deletionGracePeriodSeconds"] == 0
 
 
 async def test_partition_holds_open_watch_events(
@@ -746,7 +779,7 @@ async def test_services_get_cluster_ips_and_node_ports(http: httpx.AsyncClient) 
     [port] = created["spec"]["ports"]
     assert 30000 <= port["nodePort"] <= 32767
     assert port["targetPort"] == 80
-    assert created["spec"]["clusterIP"].startswith("10.96.")
+    assert created["spec"]["clusterIP"].startswith("10.0.")
 
 
 async def test_status_lines_carry_reason_phrases(api_server: ApiServer) -> None:

@@ -148,3 +148,45 @@ def test_cronjob_creates_jobs_that_complete(cluster: tuple[Process, Kubectl]) ->
         return status.get("lastScheduleTime", past) != past
 
     wait_for("lastScheduleTime to move on", last_schedule_moved)
+
+
+POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: hello, namespace: team}
+spec:
+  restartPolicy: Never
+  containers: [{name: hello, image: busybox, command: [date]}]
+"""
+
+
+def test_a_new_namespace_gets_its_service_account_and_root_ca_and_runs_pods(
+    cluster: tuple[Process, Kubectl],
+) -> None:
+    process, kubectl = cluster
+    kubectl.run("create", "namespace", "team")
+
+    def set_up() -> bool:
+        accounts = [a["metadata"]["name"] for a in kubectl.items("serviceaccounts", "-n", "team")]
+        maps = {m["metadata"]["name"]: m for m in kubectl.items("configmaps", "-n", "team")}
+        return accounts == ["default"] and "kube-root-ca.crt" in maps
+
+    wait_for("default and kube-root-ca.crt in the new namespace", set_up)
+    root_ca = kubectl.json("get", "configmap", "kube-root-ca.crt", "-n", "team")
+    assert root_ca["data"] == {"ca.crt": ""}  # the embedded server has no CA (plain HTTP)
+    assert root_ca["metadata"]["annotations"]["kubernetes.io/description"].startswith(
+        "Contains a CA bundle"
+    )
+    kubectl.run("delete", "serviceaccount", "default", "-n", "team")
+    wait_for("default again", set_up)
+    kubectl.run("apply", "-f", "-", input=POD)
+
+    def succeeded() -> bool:
+        pod = kubectl.json("get", "pod", "hello", "-n", "team")
+        return bool(pod.get("status", {}).get("phase") == "Succeeded")
+
+    wait_for("the pod to run to completion", succeeded)
+    assert (
+        'Skipping controller serviceaccount-token: "serviceaccount-token" is disabled because '
+        "there is no private key" in process.logs()
+    )

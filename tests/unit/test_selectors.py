@@ -483,3 +483,39 @@ def test_error_detail_is_gos_bare_text() -> None:
     with pytest.raises(SelectorParseError) as info:
         FieldSelector.parse("a=b=c")
     assert info.value.detail == "invalid field selector: unescaped character in value: 61"
+
+
+@pytest.mark.parametrize(
+    ("text", "detail"),
+    [
+        ("x in (a", "unable to parse requirement: found '', expected: ',' or ')'"),
+        ("x in (a,", "unable to parse requirement: found '', expected: ',', or identifier"),
+        (
+            "x>a",
+            "unable to parse requirement: values[0]: Invalid value: \"a\": for 'Gt', 'Lt' "
+            "operators, the value must be an integer",
+        ),
+        (
+            "k=-v",
+            'unable to parse requirement: values[0][k]: Invalid value: "-v": a valid label '
+            "must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
+            "must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  "
+            "or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?"
+            "[A-Za-z0-9])?')",
+        ),
+        (
+            "-k=v",
+            'unable to parse requirement: key: Invalid value: "-k": name part must consist of '
+            "alphanumeric characters, '-', '_' or '.', and must start and end with an "
+            "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+            "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+        ),
+        ("k in (-a,-b)", 'unable to parse requirement: [values[0][k]: Invalid value: "-a"'),
+    ],
+)
+def test_requirement_errors_carry_gos_text(text: str, detail: str) -> None:
+    """What ``labels.Parse`` says (kube-apiserver's 400): a requirement's errors are wrapped in
+    "unable to parse requirement", its validation errors are a ``field.ErrorList``."""
+    with pytest.raises(SelectorParseError) as info:
+        LabelSelector.parse(text)
+    assert info.value.detail.startswith(detail)

@@ -4,10 +4,14 @@ The verbs in :mod:`.._rest` are generic; everything that differs by kind is a ho
 kind's :class:`Strategy`, which ``strategy_for(resource)`` returns. The hook points, in the
 order the verbs call them:
 
+- **decoding** (create and update bodies): ``admit_create()`` first on a create (a kind may
+  refuse creates: 405), then ``decode(obj)`` (custom resources: pruning, defaulting);
+  ``allow_unconditional_update`` says whether a PUT may omit the resourceVersion (422).
 - **create**: ``validate(obj)`` (ObjectMeta with the kind's ``name_rule``, then the kind's
   fields), then, once the server has stamped uid/creationTimestamp/generation,
   ``prepare_for_create(obj, ctx)`` (reset status unless ``keeps_status_on_create``; defaults),
-  then ``after_write(obj, ctx)``.
+  then ``after_write(obj, ctx)``. A kind with ``answers_create`` (the access reviews) is never
+  stored: ``answer(obj, who, ctx)`` is the whole create, for the requester ``who``.
 - **update** (PUT, PATCH, apply): the hooks are the kind's own, or those of the
   :class:`Subresource` written to (an :class:`UpdateRules` either way);
   ``prepare_for_update(new, old)`` says what of ``old`` is kept (status on the main resource;
@@ -16,13 +20,14 @@ order the verbs call them:
   ``validate_update(new, old)`` when ``spec_changed(new, old)`` (immutable fields live here).
 - **delete**: ``prepare_for_delete(old, new, options, query, ctx)`` (a pod's grace period, a
   namespace's Terminating phase); the object stays while it has finalizers or
-  ``deletion_held(obj)``; then ``after_delete(obj, ctx)``; ``return_deleted_object`` says what
-  DELETE answers.
+  ``deletion_held(obj)`` (and ``after_write`` runs for that write); then
+  ``after_delete(obj, ctx)``; ``return_deleted_object`` says what DELETE answers.
 - **reads**: ``present(obj)`` (the object as served in the requested version) and
   ``selectable_fields()`` (field selectors beyond the kind's field labels).
 - **subresources**: ``subresource(name)`` returns a :class:`Subresource`: ``status`` and
   ``scale`` (with ``scale_paths()``) for every kind, ``namespaces/finalize``,
-  ``pods/binding`` and ``pods/eviction``; see :mod:`._subresource`.
+  ``pods/binding`` and ``pods/eviction``, and the streaming ``pods/log``, ``exec``, ``attach``
+  and ``portforward`` (``connect``); see :mod:`._subresource`.
 
 Whatever a hook needs of the server (the clock, the store, the registry, the service address
 allocators) comes in a :class:`Context`; strategies themselves keep no state.
@@ -39,11 +44,13 @@ from ._base import UpdateRules as UpdateRules
 from ._context import Context as Context
 from ._context import Verbs as Verbs
 from ._lookup import strategy_for as strategy_for
+from ._subresource import StreamReply as StreamReply
 from ._subresource import Subresource as Subresource
 
 __all__ = [
     "Context",
     "Strategy",
+    "StreamReply",
     "Subresource",
     "UpdateRules",
     "Verbs",

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any, ClassVar, Protocol
 
 from .._field_errors import Cause
+from .._field_types import FieldType, builtin_type
 from .._names import dns1123_subdomain, path_segment
 from .._object_meta import validate_object_meta, validate_object_meta_update
 from .._registry import Resource
+from .._requester import Requester
 from .._store import Obj, deep_copy
 from ._context import Context
 from ._scale import ScalePaths, ScaleSubresource
@@ -56,8 +58,29 @@ class Strategy:
     change). Kinds that do not (ConfigMaps, Pods, Services, ...) keep what a client sent on
     create and never change it on update, as kube-apiserver's strategies do."""
 
+    status_writes_metadata: ClassVar[bool] = True
+    """Whether a ``/status`` write changes metadata as well (built-in kinds' status strategies
+    reset only the spec; custom resources' keep everything but status)."""
+
+    status_keeps_metadata: ClassVar[tuple[str, ...]] = ()
+    """Metadata fields a ``/status`` write cannot change (Deployments: ``labels``)."""
+
+    allow_unconditional_update: ClassVar[bool] = True
+    """Whether a PUT may omit ``metadata.resourceVersion`` (otherwise 422)."""
+
+    answers_create: ClassVar[bool] = False
+    """A create is answered by :meth:`answer` and nothing is stored (access reviews)."""
+
     def __init__(self, resource: Resource) -> None:
         self.resource = resource
+
+    # -- decoding --------------------------------------------------------------------------
+
+    def admit_create(self) -> None:
+        """Refuse any create of this kind now (raise a StatusError); runs first on a create."""
+
+    def decode(self, obj: Obj) -> None:
+        """What decoding a create or update body does to it before any other hook."""
 
     # -- validation ------------------------------------------------------------------------
 
@@ -136,6 +159,11 @@ class Strategy:
                     status[key] = deep_copy(zero)
         zero_template_meta(self.pod_template(obj))
 
+    def answer(self, obj: Obj, who: Requester, ctx: Context) -> Obj:
+        """What a create of a kind that is never stored answers, for the requester ``who``
+        (only where :attr:`answers_create` is set)."""
+        raise NotImplementedError
+
     # -- update ----------------------------------------------------------------------------
 
     def prepare_for_update(self, new: Obj, old: Obj) -> Obj:
@@ -200,6 +228,23 @@ class Strategy:
 
     def selectable_fields(self) -> tuple[str, ...]:
         """JSON paths field selectors may name beyond the kind's built-in field labels."""
+        return ()
+
+    # -- managed fields ----------------------------------------------------------------------
+
+    def field_type(self) -> FieldType:
+        """The type managedFields are computed with (server-side apply's schema)."""
+        res = self.resource
+        return builtin_type(res.group, res.api_version, res.kind)
+
+    def reset_fields(self, subresource: str) -> tuple[tuple[str, ...], ...]:
+        """The FieldsV1 paths a write here resets, which nobody owns through it (kube's
+        ``GetResetFields``): ``spec`` on ``/status``, ``status`` on the main resource of a
+        kind with a status subresource."""
+        if subresource == "status":
+            return (("f:spec",),)
+        if not subresource and self.resource.has_status:
+            return (("f:status",),)
         return ()
 
     # -- subresources ----------------------------------------------------------------------

@@ -10,6 +10,7 @@ from kcm.clock import Clock
 
 from .._registry import Registry, Resource
 from .._store import Obj, Store
+from .._tokens import TokenIssuer
 from .core.addresses import ServiceAddresses
 
 __all__ = ["Context", "Verbs"]
@@ -22,7 +23,8 @@ def _format_time(t: datetime) -> str:
 
 @dataclass
 class Context:
-    """The clock, the storage, the served resources and the address allocators of one server.
+    """The clock, the storage, the served resources, the service account token signer and the
+    address allocators of one server.
 
     Strategies are stateless; whatever outlives a request (the next free cluster IP) lives here.
     """
@@ -30,7 +32,15 @@ class Context:
     clock: Clock
     store: Store
     registry: Registry
+    tokens: TokenIssuer
     service_addresses: ServiceAddresses = field(default_factory=ServiceAddresses)
+    default_service_accounts: bool = True
+    """Whether an Active namespace gets its ``default`` ServiceAccount from the server."""
+    verbs: Verbs | None = None
+    """The verbs, for what a strategy does through them (a CRD deleting its objects)."""
+    finalizing: set[str] = field(default_factory=set)
+    """CRDs whose objects are being deleted right now (their deletions must not finish the
+    CRD from inside that loop)."""
 
     def now(self) -> str:
         return _format_time(self.clock.now())
@@ -42,6 +52,9 @@ class Context:
 
 class Verbs(Protocol):
     """The verbs a subresource that acts on its object calls back into (the :class:`Rest`)."""
+
+    ctx: Context
+    """The server's clock, store and registry (a pod's node, for ``pods/log``)."""
 
     def now(self) -> str:
         """The current time as a ``metav1.Time``."""

@@ -9,6 +9,7 @@ from .apps.daemonsets import DaemonSetStrategy
 from .apps.deployments import DeploymentStrategy
 from .apps.replicasets import ReplicaSetStrategy
 from .apps.statefulsets import StatefulSetStrategy
+from .authorization.reviews import AccessReviewStrategy
 from .batch.cronjobs import CronJobStrategy
 from .batch.jobs import JobStrategy
 from .certificates.certificatesigningrequests import CertificateSigningRequestStrategy
@@ -22,6 +23,7 @@ from .core.pods import PodStrategy
 from .core.podtemplates import PodTemplateStrategy
 from .core.replicationcontrollers import ReplicationControllerStrategy
 from .core.secrets import SecretStrategy
+from .core.serviceaccounts import ServiceAccountStrategy
 from .core.services import ServiceStrategy
 from .customresources import CustomResourceStrategy
 from .rbac.roles import RbacStrategy
@@ -41,10 +43,14 @@ _STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "ReplicationController"): ReplicationControllerStrategy,
     ("", "Secret"): SecretStrategy,
     ("", "Service"): ServiceStrategy,
+    ("", "ServiceAccount"): ServiceAccountStrategy,
     ("apps", "DaemonSet"): DaemonSetStrategy,
     ("apps", "Deployment"): DeploymentStrategy,
     ("apps", "ReplicaSet"): ReplicaSetStrategy,
     ("apps", "StatefulSet"): StatefulSetStrategy,
+    ("authorization.k8s.io", "LocalSubjectAccessReview"): AccessReviewStrategy,
+    ("authorization.k8s.io", "SelfSubjectAccessReview"): AccessReviewStrategy,
+    ("authorization.k8s.io", "SubjectAccessReview"): AccessReviewStrategy,
     ("batch", "CronJob"): CronJobStrategy,
     ("batch", "Job"): JobStrategy,
     ("certificates.k8s.io", "CertificateSigningRequest"): CertificateSigningRequestStrategy,

@@ -488,23 +488,36 @@ class _Sync:
                 self.rs_list[i] = updated
         return updated
 
-    async def write_status(self, status: DeploymentStatus) -> None:
-        await self.update_deployment(msgspec.structs.replace(self.d, status=status), status=True)
+    async def write_status(
+        self, status: DeploymentStatus, *, annotations: dict[str, str] | None = None
+    ) -> None:
+        """Write ``status`` (and ``annotations``, if given) through ``/status``, as kube's
+        ``UpdateStatus``: kube-apiserver's Deployment status strategy keeps metadata changes,
+        and an annotation written on the main resource would bump ``metadata.generation``.
 
-    async def write_annotations(self, annotations: dict[str, str]) -> None:
-        meta = msgspec.structs.replace(self.d.metadata, annotations=annotations)
-        await self.update_deployment(msgspec.structs.replace(self.d, metadata=meta))
+        A server whose status subresource drops metadata changes (kcm's embedded one, today)
+        returns the Deployment without them; the annotations are then written on the main
+        resource as well."""
+        new = msgspec.structs.replace(self.d, status=status)
+        if annotations is not None:
+            meta = msgspec.structs.replace(self.d.metadata, annotations=annotations)
+            new = msgspec.structs.replace(new, metadata=meta)
+        await self.update_deployment(new, status=True)
+        if annotations is not None and dict(self.d.metadata.annotations or {}) != annotations:
+            meta = msgspec.structs.replace(self.d.metadata, annotations=annotations)
+            await self.update_deployment(msgspec.structs.replace(self.d, metadata=meta))
 
     def status(self) -> DeploymentStatus:
         return self.d.status or DeploymentStatus()
 
-    async def set_revision(self, value: str | None) -> None:
-        """``SetDeploymentRevision``: copy the new ReplicaSet's revision onto the Deployment."""
+    def revision_annotations(self, value: str | None) -> dict[str, str] | None:
+        """``SetDeploymentRevision``: the Deployment's annotations with the new ReplicaSet's
+        revision, or None when they already carry it."""
         annotations = dict(self.d.metadata.annotations or {})
         if value is None or annotations.get(REVISION_ANNOTATION) == value:
-            return
+            return None
         annotations[REVISION_ANNOTATION] = value
-        await self.write_annotations(annotations)
+        return annotations
 
     # -- the sync ----------------------------------------------------------------------------
 
@@ -647,10 +660,14 @@ class _Sync:
                     spec=msgspec.structs.replace(spec, min_ready_seconds=want_mrs),
                 )
                 return await self.update_replica_set(existing, updated)
-            await self.set_revision((existing.metadata.annotations or {}).get(REVISION_ANNOTATION))
-            if has_progress_deadline(self.d) and (
-                get_condition(self.status().conditions, PROGRESSING) is None
-            ):
+            d_annotations = self.revision_annotations(
+                (existing.metadata.annotations or {}).get(REVISION_ANNOTATION)
+            )
+            status = self.status()
+            found = has_progress_deadline(self.d) and (
+                get_condition(status.conditions, PROGRESSING) is None
+            )
+            if found:
                 cond = new_condition(
                     PROGRESSING,
                     "True",
@@ -658,12 +675,11 @@ class _Sync:
                     f'Found new replica set "{existing.metadata.name}"',
                     self.now,
                 )
-                status = self.status()
-                await self.write_status(
-                    msgspec.structs.replace(
-                        status, conditions=set_condition(status.conditions, cond)
-                    )
+                status = msgspec.structs.replace(
+                    status, conditions=set_condition(status.conditions, cond)
                 )
+            if found or d_annotations is not None:
+                await self.write_status(status, annotations=d_annotations)
             return existing
         if not create:
             return None
@@ -695,15 +711,18 @@ class _Sync:
                 "ScalingReplicaSet",
                 f"Scaled up replica set {name} from 0 to {replicas}",
             )
-        await self.set_revision(str(new_revision))
-        if not already_exists and has_progress_deadline(self.d):
+        d_annotations = self.revision_annotations(str(new_revision))
+        status = self.status()
+        progressing = not already_exists and has_progress_deadline(self.d)
+        if progressing:
             cond = new_condition(
                 PROGRESSING, "True", NEW_RS_REASON, f'Created new replica set "{name}"', self.now
             )
-            status = self.status()
-            await self.write_status(
-                msgspec.structs.replace(status, conditions=set_condition(status.conditions, cond))
+            status = msgspec.structs.replace(
+                status, conditions=set_condition(status.conditions, cond)
             )
+        if progressing or d_annotations is not None:
+            await self.write_status(status, annotations=d_annotations)
         return created
 
     def _new_replica_set(self, template: PodTemplateSpec, hash_: str) -> ReplicaSet:

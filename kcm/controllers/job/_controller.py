@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from datetime import datetime, timedelta
 
 import anyio
 from anyio.abc import TaskStatus
@@ -193,6 +194,7 @@ class JobController:
         self.expectations = UIDTrackingControllerExpectations(clock=clock)
         self._finalizer_removals: dict[ObjectKey, set[str]] = {}
         self._backoff: dict[ObjectKey, BackoffRecord] = {}
+        self._starts: dict[ObjectKey, tuple[str, datetime]] = {}
         self.controller: Controller[ObjectKey] = Controller(
             NAME, self, max_concurrent_reconciles=workers, clock=clock, metrics=registry
         )
@@ -241,9 +243,11 @@ class JobController:
             self.expectations.delete_expectations(key)
             self._finalizer_removals.pop(key, None)
             self._backoff.pop(key, None)
+            self._starts.pop(key, None)
             await self._strip_stale_finalizers(key, pods, keep_uid=None)
             return Result()
         if is_finished(job):
+            self._starts.pop(key, None)
             await self._strip_stale_finalizers(key, pods, keep_uid=None)
             return Result()
         await self._strip_stale_finalizers(key, pods, keep_uid=job.metadata.uid)
@@ -318,6 +322,35 @@ class JobController:
 
     def expected_finalizer_removals(self, key: ObjectKey) -> frozenset[str]:
         return frozenset(self._finalizer_removals.get(key, ()))
+
+    # -- when the active deadline started counting ----------------------------------------
+
+    def note_start(self, key: ObjectKey, uid: str, at: datetime) -> None:
+        """This controller set the Job's ``status.startTime`` to ``at`` (exactly; the API
+        server keeps whole seconds)."""
+        self._starts[key] = (uid, at)
+
+    def active_since(self, key: ObjectKey, uid: str, stored: datetime) -> datetime:
+        """When the Job's active deadline started counting, given its ``status.startTime``
+        as stored, so that neither the check nor its requeue ever comes before
+        ``start + activeDeadlineSeconds`` as really measured.
+
+        The stored time is cut to the second: the moment this controller noted is used when
+        it matches. A whole-second time it did not set (another process set it, or this one
+        restarted) may have been cut from anywhere in that second, so the deadline counts from
+        the end of that second (at most 1 s late; kube counts from the cut time and can fail
+        a Job up to 1 s early).
+        """
+        noted = self._starts.get(key)
+        if (
+            noted is not None
+            and noted[0] == uid
+            and noted[1].replace(microsecond=0) == stored.replace(microsecond=0)
+        ):
+            return noted[1]
+        if stored.microsecond:
+            return stored
+        return stored + timedelta(seconds=1)
 
     def backoff_for(self, key: ObjectKey) -> BackoffRecord:
         """The Job's pod-recreate backoff record (empty for a Job not seen failing)."""

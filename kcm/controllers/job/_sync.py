@@ -121,6 +121,9 @@ class _Sync:
         self.active = 0
         self.terminating_pods: list[Pod] = []
 
+    def _active_since(self, stored: datetime) -> datetime:
+        return self.ctl.active_since(self.key, self.job.metadata.uid or "", stored)
+
     def _requeue(self, seconds: float) -> None:
         seconds = max(seconds, 0.0)
         if self.requeue_after is None or seconds < self.requeue_after:
@@ -176,6 +179,7 @@ class _Sync:
         status = self.job.status or JobStatus()
         if status.start_time is None and not self.suspended:
             status = msgspec.structs.replace(status, start_time=self.now)
+            self.ctl.note_start(self.key, self.job.metadata.uid or "", self.now)
         self.status = status
         self.conditions = list(status.conditions or ())
         uncounted = status.uncounted_terminated_pods or UncountedTerminatedPods()
@@ -401,7 +405,8 @@ class _Sync:
             raise self.error
         if finished is None and not self.suspended:
             deadline = self.spec.active_deadline_seconds
-            start = (job.status.start_time if job.status else None) or self.now
+            stored = job.status.start_time if job.status else None
+            start = self._active_since(stored) if stored is not None else self.now
             if deadline is not None:
                 self._requeue(deadline - (self.now - start).total_seconds())
         if self.requeue_after is not None:
@@ -472,7 +477,7 @@ class _Sync:
             deadline is not None
             and start is not None
             and not self.suspended
-            and (self.now - start).total_seconds() >= deadline
+            and (self.now - self._active_since(start)).total_seconds() >= deadline
         ):
             return ("Failed", "DeadlineExceeded", "Job was active longer than specified deadline")
         return None
@@ -516,6 +521,7 @@ class _Sync:
             self._event("Normal", "Resumed", "Job resumed")
             # The active deadline counts continuous activity: it restarts on resume.
             status = msgspec.structs.replace(status, start_time=self.now)
+            self.ctl.note_start(self.key, self.job.metadata.uid or "", self.now)
         return status, conditions
 
     async def _write_status(self, job: Job, status: JobStatus) -> Job:

@@ -278,10 +278,11 @@ class NamespaceController:
 
     @staticmethod
     async def _delete_each(api: Any) -> None:
+        """kube's ``deleteEachItem``: for a resource without ``deletecollection``."""
         for item in (await api.list()).items:
             try:
                 await api.delete(item.metadata.name, propagation_policy="Background")
-            except NotFound:
+            except (NotFound, MethodNotAllowed):
                 pass
 
     async def _pod_estimate(self, namespace: str, deleted_at: datetime | None) -> int:

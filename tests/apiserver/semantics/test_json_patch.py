@@ -138,7 +138,7 @@ def test_json_patch_fail(name: str, doc: Any, ops: list[dict[str, Any]], message
     assert status["code"] == 422
     assert status["reason"] == "Invalid"
     assert status["message"] == "the server rejected our request due to an error in our request"
-    assert status["details"]["causes"][0]["message"] == info.value.detail
+    assert status["details"] == {}
 
 
 def test_failed_patch_is_atomic() -> None:

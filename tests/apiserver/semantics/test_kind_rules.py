@@ -62,10 +62,14 @@ def test_services_allocate_and_keep_their_addresses(rest: Rest) -> None:
     assert _refused(lambda: _create(rest, "services", _service("c", **taken))).endswith(
         "provided port is already allocated"
     )
-    outside = _service("d", clusterIP="10.0.0.1")
+    outside = _service("d", clusterIP="10.96.0.1")
     assert _refused(lambda: _create(rest, "services", outside)).endswith(
-        "failed to allocate IP 10.0.0.1: the provided IP (10.0.0.1) is not in the valid range. "
-        "The range of valid IPs is 10.96.0.0/12"
+        "failed to allocate IP 10.96.0.1: the provided IP (10.96.0.1) is not in the valid range. "
+        "The range of valid IPs is 10.0.0.0/24"
+    )
+    same = _service("e", clusterIP=a["clusterIP"])
+    assert _refused(lambda: _create(rest, "services", same)).endswith(
+        f"failed to allocate IP {a['clusterIP']}: provided IP is already allocated"
     )
     headless = _create(rest, "services", {"metadata": {"name": "h"}, "spec": {"clusterIP": "None"}})
     assert headless["spec"]["ipFamilyPolicy"] == "RequireDualStack"  # no selector
@@ -146,3 +150,37 @@ def test_deployment_strategy_and_lease_rules(rest: Rest) -> None:
     assert _refused(lambda: _create(rest, "leases", lease, "coordination.k8s.io")).endswith(
         "spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0"
     )
+
+
+def test_status_writes_take_metadata_but_not_the_spec(rest: Rest) -> None:
+    """Built-in status strategies reset only the spec (Deployments: labels too), and a
+    ``/status`` write never bumps ``metadata.generation``."""
+
+    def body() -> dict[str, Any]:
+        return {
+            "metadata": {"name": "d", "labels": {"app": "x"}},
+            "spec": {"selector": {"matchLabels": {"app": "x"}}, "template": _template()},
+        }
+
+    created = _create(rest, "deployments", body(), group="apps")
+    res = rest.registry.lookup("apps", "v1", "deployments")
+    assert res is not None
+    sent = json.loads(json.dumps(created))
+    sent["metadata"]["annotations"] = {"deployment.kubernetes.io/revision": "1"}
+    sent["metadata"]["labels"] = {"app": "y"}
+    sent["spec"]["replicas"] = 5
+    sent["status"] = {"observedGeneration": 1}
+    written = rest.update(res, "default", "d", sent, {}, subresource="status")
+    assert written["metadata"]["annotations"] == {"deployment.kubernetes.io/revision": "1"}
+    assert written["metadata"]["labels"] == {"app": "x"}
+    assert written["spec"]["replicas"] == 1
+    assert written["status"]["observedGeneration"] == 1
+    assert written["metadata"]["generation"] == 1
+    rs = _create(rest, "replicasets", body(), group="apps")
+    rs_res = rest.registry.lookup("apps", "v1", "replicasets")
+    assert rs_res is not None
+    rs["metadata"]["labels"] = {"app": "y"}
+    rs["metadata"]["finalizers"] = ["example.com/hold"]
+    rs_written = rest.update(rs_res, "default", "d", rs, {}, subresource="status")
+    assert rs_written["metadata"]["labels"] == {"app": "y"}
+    assert rs_written["metadata"]["finalizers"] == ["example.com/hold"]

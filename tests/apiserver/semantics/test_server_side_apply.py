@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kcm.apiserver._apply import (
+    _MISSING,
     ApplyConflict,
-    _diff,
-    _leaves,
+    _compare,
     _merge_ordered,
-    _same,
+    _owned,
     apply_ssa,
     field_set,
     fields_to_paths,
@@ -22,6 +22,7 @@ from kcm.apiserver._apply import (
     paths_to_fields,
     track_update,
 )
+from kcm.apiserver._field_types import builtin_type, schema_type
 
 
 def deployment(replicas: int = 1, image: str = "nginx:1", **labels: str) -> dict[str, Any]:
@@ -69,7 +70,7 @@ def test_create_by_apply_records_fieldsv1() -> None:
         "f:metadata": {"f:labels": {"f:app": {}}},
         "f:spec": {
             "f:replicas": {},
-            "f:selector": {"f:matchLabels": {"f:app": {}}},
+            "f:selector": {},  # a LabelSelector is atomic
             "f:template": {
                 "f:metadata": {"f:labels": {"f:app": {}}},
                 "f:spec": {
@@ -333,7 +334,7 @@ _pod_objects = st.fixed_dictionaries(
             {"name": st.just("p")},
             optional={
                 "labels": st.dictionaries(
-                    st.sampled_from("abc"), st.sampled_from(["1", "2"]), max_size=3
+                    st.sampled_from("abc"), st.sampled_from(["1", "2"]), min_size=1, max_size=3
                 ),
                 "finalizers": st.lists(st.sampled_from(["x/a", "x/b"]), unique=True, max_size=2),
                 "resourceVersion": st.sampled_from(["1", "2"]),
@@ -360,10 +361,185 @@ _pod_objects = st.fixed_dictionaries(
 
 @settings(max_examples=300)
 @given(_pod_objects, _pod_objects)
-def test_fast_diff_equals_full_leaf_diff(old: dict[str, Any], new: dict[str, Any]) -> None:
-    old_leaves, new_leaves = _leaves(old, "Pod"), _leaves(new, "Pod")
-    expected_changed = {
-        p for p, v in new_leaves.items() if p not in old_leaves or not _same(old_leaves[p], v)
+def test_compare_agrees_with_a_full_leaf_diff(old: dict[str, Any], new: dict[str, Any]) -> None:
+    """Skipping equal subtrees loses nothing: a leaf (or list item) is changed or removed
+    exactly when it differs (maps and lists an update adds or removes come on top)."""
+    pod = builtin_type("", "v1", "Pod")
+
+    def leaves(obj: dict[str, Any]) -> dict[Any, Any]:  # empty maps and lists aside
+        return {p: v for p, v in _owned(obj, pod).items() if v not in ({}, [])}
+
+    old_leaves, new_leaves = leaves(old), leaves(new)
+    changed, removed = _compare(old, new, pod)
+    for p in old_leaves.keys() | new_leaves.keys():
+        differs = old_leaves.get(p, _MISSING) != new_leaves.get(p, _MISSING)
+        assert differs == (p in changed | removed), p
+    assert _compare(old, old, pod) == (set(), set())
+
+
+def _fields(obj: Any, manager: str) -> Any:
+    (entry,) = [e for e in obj["metadata"]["managedFields"] if e["manager"] == manager]
+    return entry["fieldsV1"]
+
+
+def test_an_update_owns_the_maps_and_items_it_adds() -> None:
+    """An Update entry has ``.`` for each map, list and item the write added, except what the
+    kind's Go zero value already has (spec.template, its metadata and spec, containers); an
+    added struct brings its own zero members (a container's resources)."""
+    created = track_update(None, deployment(), manager="creator", now="T1")
+    assert _fields(created, "creator") == {
+        "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+        "f:spec": {
+            "f:replicas": {},
+            "f:selector": {},
+            "f:template": {
+                "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+                "f:spec": {
+                    "f:containers": {  # a new container has its zero-value resources
+                        'k:{"name":"nginx"}': {
+                            ".": {},
+                            "f:image": {},
+                            "f:name": {},
+                            "f:resources": {},
+                        }
+                    }
+                },
+            },
+        },
     }
-    expected_removed = set(old_leaves) - set(new_leaves)
-    assert _diff(old, new, "Pod") == (expected_changed, expected_removed)
+    changed = copy.deepcopy(created)
+    changed["spec"]["template"]["metadata"]["labels"]["b"] = "2"
+    changed["spec"]["template"]["spec"]["securityContext"] = {"runAsUser": 1}
+    updated = track_update(created, changed, manager="editor", now="T2")
+    assert _fields(updated, "editor") == {
+        "f:spec": {
+            "f:template": {
+                "f:metadata": {"f:labels": {"f:b": {}}},
+                "f:spec": {"f:securityContext": {".": {}, "f:runAsUser": {}}},
+            }
+        }
+    }
+    removed = copy.deepcopy(updated)
+    del removed["spec"]["template"]["spec"]["securityContext"]
+    out = track_update(updated, removed, manager="pruner", now="T3")
+    assert [e["manager"] for e in out["metadata"]["managedFields"]] == ["creator", "editor"]
+    assert _fields(out, "editor") == {
+        "f:spec": {"f:template": {"f:metadata": {"f:labels": {"f:b": {}}}}}
+    }
+
+
+def test_custom_resource_updates_and_applies() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "m": {"type": "object", "additionalProperties": {"type": "object"}},
+                    "s": {"type": "object", "properties": {"y": {"type": "integer"}}},
+                    "items": {
+                        "type": "array",
+                        "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["name"],
+                        "items": {"type": "object"},
+                    },
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                },
+            }
+        },
+    }
+    ftype = schema_type(schema)
+    widget: dict[str, Any] = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w"},
+        "spec": {"m": {"k": {"x": 1}}, "s": {"y": 1}, "items": [{"name": "a"}], "tags": ["t"]},
+    }
+    created = track_update(None, widget, manager="c", now="T", field_type=ftype)
+    assert _fields(created, "c") == {
+        "f:spec": {
+            ".": {},
+            "f:items": {".": {}, 'k:{"name":"a"}': {".": {}, "f:name": {}}},
+            "f:m": {".": {}, "f:k": {".": {}, "f:x": {}}},
+            "f:s": {".": {}, "f:y": {}},
+            "f:tags": {},
+        }
+    }
+    applied = apply_ssa(
+        None,
+        widget,
+        manager="a",
+        force=False,
+        group="example.com",
+        kind="Widget",
+        now="T",
+        field_type=ftype,
+    )
+    assert _fields(applied, "a") == {  # map entries that are not fields own themselves
+        "f:spec": {
+            "f:items": {'k:{"name":"a"}': {".": {}, "f:name": {}}},
+            "f:m": {"f:k": {".": {}, "f:x": {}}},
+            "f:s": {"f:y": {}},
+            "f:tags": {},
+        }
+    }
+
+
+def test_managed_fields_order() -> None:
+    """Apply entries first, then by time, manager, apiVersion and subresource."""
+    live = track_update(None, deployment(), manager="z-creator", now="2026-01-01T00:00:01Z")
+    changed = copy.deepcopy(live)
+    changed["spec"]["replicas"] = 2
+    live = track_update(live, changed, manager="a-scaler", now="2026-01-01T00:00:01Z")
+    live = apply(live, deployment(replicas=2, image="nginx:2"), manager="m", force=True)
+    order = [(e["manager"], e["operation"]) for e in live["metadata"]["managedFields"]]
+    assert order == [("m", "Apply"), ("a-scaler", "Update"), ("z-creator", "Update")]
+
+
+def test_apply_drops_the_empty_maps_go_would_not_keep() -> None:
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}}
+    live = apply_ssa(None, cm, manager="m", force=False, group="", kind="ConfigMap", now="T")
+    out = apply_ssa(
+        live, {**cm, "data": {}}, manager="m", force=False, group="", kind="ConfigMap", now="T"
+    )
+    assert "data" not in out
+    assert _fields(out, "m") == {"f:data": {}}
+    out = apply_ssa(
+        out,
+        {**cm, "data": {"b": "2"}},
+        manager="m",
+        force=False,
+        group="",
+        kind="ConfigMap",
+        now="T",
+    )
+    assert out["data"] == {"b": "2"}
+
+
+def test_kubectl_takes_over_what_it_last_applied_client_side() -> None:
+    last = '{"apiVersion":"v1","data":{"a":"1"},"kind":"ConfigMap","metadata":{"name":"c"}}\n'
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "c",
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration": last},
+        },
+        "data": {"a": "1"},
+    }
+    live = track_update(None, cm, manager="kubectl-client-side-apply", now="T")
+    config = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c"},
+        "data": {"a": "2"},
+    }
+    with pytest.raises(ApplyConflict):
+        apply_ssa(live, config, manager="other", force=False, group="", kind="ConfigMap", now="T")
+    out = apply_ssa(
+        live, config, manager="kubectl", force=False, group="", kind="ConfigMap", now="T"
+    )
+    assert out["data"] == {"a": "2"}
+    assert out["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] == (
+        '{"apiVersion":"v1","data":{"a":"2"},"kind":"ConfigMap","metadata":{"name":"c"}}\n'
+    )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..scenario import Http, Kubectl, Scenario
+from ..scenario import Http, Kubectl, Scenario, WaitFor
 
 CMS = "/api/v1/namespaces/$ns/configmaps"
 DEPLOYS = "/apis/apps/v1/namespaces/$ns/deployments"
@@ -377,5 +377,217 @@ SCENARIOS = [
         ),
         "kubectl apply --server-side by another manager: the conflict error text; "
         "--force-conflicts wins",
+    ),
+]
+
+# -- managedFields of updates, custom resources' list types, kubectl's upgrade of a CR --------
+
+_MANAGED = ("metadata.managedFields",)
+
+SCENARIOS += [
+    Scenario(
+        "apply/update-entries-own-what-they-add",
+        (
+            Http(
+                "POST",
+                DEPLOYS,
+                deploy("d", [{"name": "c", "image": "nginx"}]),
+                query={"fieldManager": "a-creator"},
+                keep=_MANAGED,
+            ),
+            Http(
+                "PATCH",
+                f"{DEPLOYS}/d",
+                {
+                    "spec": {
+                        "template": {
+                            "spec": {
+                                "containers": [
+                                    {
+                                        "name": "c",
+                                        "image": "nginx:2",
+                                        "env": [{"name": "A", "value": "1"}],
+                                    }
+                                ],
+                                "nodeSelector": {"a": "b"},
+                                "tolerations": [{"key": "k", "operator": "Exists"}],
+                            }
+                        }
+                    }
+                },
+                content_type="strategic",
+                query={"fieldManager": "b-editor"},
+                keep=_MANAGED,
+            ),
+            Http(
+                "PATCH",
+                f"{DEPLOYS}/d/status",
+                {
+                    "status": {
+                        "replicas": 1,
+                        "conditions": [{"type": "Available", "status": "True"}],
+                    }
+                },
+                content_type="merge",
+                query={"fieldManager": "c-status"},
+                keep=_MANAGED,
+            ),
+        ),
+        "Update entries own the maps, lists and items they add ('.'), not what the Go types "
+        "always have (spec.template, containers); an added struct brings its zero members (a "
+        "container's resources, a condition's times); a label selector is atomic",
+    ),
+]
+
+_CR_GROUP = "apply-custom-resource-list-types.example.com"
+_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": f"widgets.{_CR_GROUP}"},
+    "spec": {
+        "group": _CR_GROUP,
+        "scope": "Namespaced",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "properties": {
+                                    "items": {
+                                        "type": "array",
+                                        "x-kubernetes-list-type": "map",
+                                        "x-kubernetes-list-map-keys": ["name", "port"],
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["name", "port"],
+                                            "properties": {
+                                                "name": {"type": "string"},
+                                                "port": {"type": "integer"},
+                                                "v": {"type": "string"},
+                                            },
+                                        },
+                                    },
+                                    "set": {
+                                        "type": "array",
+                                        "x-kubernetes-list-type": "set",
+                                        "items": {"type": "string"},
+                                    },
+                                    "atom": {
+                                        "type": "object",
+                                        "x-kubernetes-map-type": "atomic",
+                                        "properties": {
+                                            "a": {"type": "string"},
+                                            "b": {"type": "string"},
+                                        },
+                                    },
+                                    "gran": {
+                                        "type": "object",
+                                        "additionalProperties": {"type": "string"},
+                                    },
+                                },
+                            },
+                            "status": {
+                                "type": "object",
+                                "properties": {
+                                    "ready": {"type": "boolean"},
+                                    "conds": {
+                                        "type": "array",
+                                        "x-kubernetes-list-type": "map",
+                                        "x-kubernetes-list-map-keys": ["type"],
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["type"],
+                                            "properties": {
+                                                "type": {"type": "string"},
+                                                "status": {"type": "string"},
+                                            },
+                                        },
+                                    },
+                                },
+                            },
+                        },
+                    }
+                },
+            }
+        ],
+    },
+}
+_WIDGETS = f"/apis/{_CR_GROUP}/v1/namespaces/$ns/widgets"
+_CR_KEEP = ("spec", "status", MF)
+
+
+def _widget(manager: str, sub: str = "", force: bool = False, **top: Any) -> Http:
+    body = {"apiVersion": f"{_CR_GROUP}/v1", "kind": "Widget", "metadata": {"name": "w"}, **top}
+    path = f"{_WIDGETS}/w" + (f"/{sub}" if sub else "")
+    return apply(path, body, manager, force=force, keep=_CR_KEEP)
+
+
+SCENARIOS += [
+    Scenario(
+        "apply/custom-resource-list-types",
+        (
+            Http(
+                "POST",
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                _CRD,
+                keep=("metadata.name",),
+            ),
+            WaitFor(
+                f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{_CR_GROUP}",
+                "status.conditions.[type=Established].status",
+                "True",
+            ),
+            WaitFor(f"/apis/{_CR_GROUP}/v1"),
+            _widget(
+                "m1",
+                spec={
+                    "items": [{"name": "a", "port": 1, "v": "x"}],
+                    "set": ["p", "q"],
+                    "atom": {"a": "1"},
+                    "gran": {"k": "1"},
+                },
+            ),
+            _widget(
+                "m2",
+                spec={
+                    "items": [{"name": "a", "port": 2}],
+                    "set": ["r"],
+                    "atom": {"b": "2"},
+                    "gran": {"j": "2"},
+                },
+            ),
+            _widget("m3", spec={"atom": {"a": "1", "b": "3"}}),
+            _widget("m4", force=True, spec={"items": [{"name": "a", "port": 1, "v": "y"}]}),
+            _widget("m1", spec={"set": ["q"]}),
+            _widget(
+                "m5",
+                sub="status",
+                status={"ready": True, "conds": [{"type": "A", "status": "T"}]},
+            ),
+            Http(
+                "PATCH",
+                f"{_WIDGETS}/w/status",
+                {"status": {"conds": [{"type": "A", "status": "F"}, {"type": "B", "status": "T"}]}},
+                content_type="merge",
+                query={"fieldManager": "up"},
+                keep=_CR_KEEP,
+            ),
+            Http(
+                "DELETE",
+                f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{_CR_GROUP}",
+                keep=("metadata.name",),
+            ),
+        ),
+        "server-side apply on a custom resource by its schema: a map list keyed by two fields, "
+        "a set, an atomic map (conflicts as one field), a granular map, force, removal of a "
+        "set item by omission, apply to /status (subresource entry) and an update taking over",
     ),
 ]

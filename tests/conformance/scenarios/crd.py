@@ -1007,3 +1007,191 @@ SCENARIOS += [
         _APPLY_SCHEMA,
     ),
 ]
+
+# -- more of what a CRD's schema does -----------------------------------------------------------
+
+_CRD_ERRORS = "crd/definition-errors-by-field"
+
+
+def _crd_error(suffix: str, **options: Any) -> Http:
+    """A CRD with one kind of mistake (the scenario's group, plural ``<suffix>s``)."""
+    body = crd_body(_CRD_ERRORS, **options)
+    body["metadata"]["name"] = f"{suffix}s.{group(_CRD_ERRORS)}"
+    body["spec"]["names"].update(
+        plural=f"{suffix}s", singular=suffix, kind=suffix.title(), listKind=f"{suffix.title()}List"
+    )
+    return Http("POST", CRDS, body)
+
+
+def _two_storage_versions() -> list[dict[str, Any]]:
+    version = {"served": True, "storage": True, "schema": {"openAPIV3Schema": OPEN_SCHEMA}}
+    return [{"name": "v1", **version}, {"name": "v2", **version}]
+
+
+_LIST_ITEMS = "crd/validate-list-item-path"
+_READ_VERSIONS = "crd/versions-read-through-storage-schema"
+_NAMES_RELEASED = "crd/short-name-conflict-released"
+
+SCENARIOS += [
+    Scenario(
+        _CRD_ERRORS,
+        (
+            _crd_error("vname", versions=[{**_two_storage_versions()[0], "name": "V1"}]),
+            _crd_error("twostores", versions=_two_storage_versions()),
+            _crd_error("nostore", versions=[{**_two_storage_versions()[0], "storage": False}]),
+            _crd_error(
+                "maplist",
+                schema=spec_schema(
+                    {
+                        "l": {
+                            "type": "array",
+                            "items": {"type": "object"},
+                            "x-kubernetes-list-type": "map",
+                        }
+                    }
+                ),
+            ),
+            _crd_error(
+                "meta",
+                schema={
+                    "type": "object",
+                    "properties": {
+                        "metadata": {
+                            "type": "object",
+                            "properties": {"labels": {"type": "object"}},
+                        }
+                    },
+                },
+            ),
+            _crd_error(
+                "rootextra", schema={"type": "object", "additionalProperties": {"type": "string"}}
+            ),
+            _crd_error(
+                "enumdefault",
+                schema=spec_schema({"a": {"type": "string", "default": "x", "enum": ["y"]}}),
+            ),
+            _crd_error("column", columns=[{"name": "", "type": "foo", "jsonPath": "spec.x"}]),
+            _crd_error(
+                "scale",
+                subresources={
+                    "scale": {"specReplicasPath": ".status.x", "statusReplicasPath": "status"}
+                },
+            ),
+            _crd_error("short", short_names=["A_b"], categories=["Bad Cat"]),
+            _crd_error(
+                "embedded",
+                schema={
+                    "type": "object",
+                    "properties": {"t": {"type": "object", "x-kubernetes-embedded-resource": True}},
+                },
+            ),
+        ),
+        "what ValidateCustomResourceDefinition says about each kind of mistake (version names, "
+        "storage versions with Go's %#v of the internal versions, list-type map, root metadata "
+        "and additionalProperties, a default outside its enum, printer columns, scale paths, "
+        "short names and categories, an embedded resource without properties)",
+        namespace=False,
+    ),
+    crd_scenario(
+        _LIST_ITEMS,
+        "errors inside list items name the list (spec.items.n, no index), as kube-openapi does; "
+        "several errors come in one 422",
+        (
+            Http(
+                "POST",
+                cr_path(_LIST_ITEMS),
+                cr(_LIST_ITEMS, "w", {"items": [{"n": "x"}, {"n": 1, "s": "toolong"}]}),
+            ),
+        ),
+        spec_schema(
+            {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "n": {"type": "integer"},
+                            "s": {"type": "string", "maxLength": 2},
+                        },
+                    },
+                }
+            }
+        ),
+    ),
+    crd_scenario(
+        _READ_VERSIONS,
+        "two versions with different schemas, conversion None: an object is stored through the "
+        "storage version's schema and read through it (its defaults), then pruned by the "
+        "requested version's schema (without its defaults)",
+        (
+            Http(
+                "POST",
+                cr_path(_READ_VERSIONS, version="v2"),
+                cr(_READ_VERSIONS, "w", {"a": 1, "b": 2}, version="v2"),
+                keep=("apiVersion", "spec"),
+            ),
+            Http("GET", cr_path(_READ_VERSIONS, "w"), keep=("apiVersion", "spec")),
+            Http("GET", cr_path(_READ_VERSIONS, "w", version="v2"), keep=("apiVersion", "spec")),
+        ),
+        versions=[
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": spec_schema({"a": {"type": "integer", "default": 3}})
+                },
+            },
+            {
+                "name": "v2",
+                "served": True,
+                "storage": False,
+                "schema": {
+                    "openAPIV3Schema": spec_schema({"b": {"type": "integer", "default": 7}})
+                },
+            },
+        ],
+    ),
+    Scenario(
+        _NAMES_RELEASED,
+        (
+            *setup(_NAMES_RELEASED, crd_body(_NAMES_RELEASED, short_names=["tx"])),
+            Http(
+                "POST",
+                CRDS,
+                {
+                    **crd_body(_NAMES_RELEASED),
+                    "metadata": {"name": f"gizmos.{group(_NAMES_RELEASED)}"},
+                    "spec": {
+                        **crd_body(_NAMES_RELEASED)["spec"],
+                        "names": {
+                            "plural": "gizmos",
+                            "kind": "Gizmo",
+                            "shortNames": ["tx", "gz"],
+                            "categories": ["all"],
+                        },
+                    },
+                },
+                keep=("metadata.name",),
+            ),
+            WaitFor(
+                f"{CRDS}/gizmos.{group(_NAMES_RELEASED)}",
+                "status.conditions.[type=NamesAccepted].status",
+                "False",
+            ),
+            Http("GET", f"{CRDS}/gizmos.{group(_NAMES_RELEASED)}", keep=("status",)),
+            Http("DELETE", f"{CRDS}/{crd_name(_NAMES_RELEASED)}", keep=("metadata.name",)),
+            WaitFor(
+                f"{CRDS}/gizmos.{group(_NAMES_RELEASED)}",
+                "status.conditions.[type=Established].status",
+                "True",
+                timeout=30,
+            ),
+            Http("GET", f"{CRDS}/gizmos.{group(_NAMES_RELEASED)}", keep=("status",)),
+            Http("DELETE", f"{CRDS}/gizmos.{group(_NAMES_RELEASED)}", keep=("metadata.name",)),
+        ),
+        "a short name another CRD of the group has: NamesAccepted False (ShortNamesConflict), "
+        "accepted and established once that CRD goes",
+        namespace=False,
+    ),
+]

@@ -190,6 +190,74 @@ TABLE_OBJECTS: dict[str, tuple[str, dict[str, Any]]] = {
         "/api/v1/namespaces/$ns/resourcequotas",
         {"metadata": {"name": "quota"}, "spec": {"hard": {"pods": "10"}}},
     ),
+    "rolebindings": (
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/$ns/rolebindings",
+        {
+            "metadata": {"name": "rb"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "view",
+            },
+            "subjects": [
+                {"kind": "User", "name": "alice"},
+                {"kind": "ServiceAccount", "name": "default"},
+                {"kind": "Group", "name": "devs"},
+                {"kind": "User", "name": "bob"},
+            ],
+        },
+    ),
+    "poddisruptionbudgets": (
+        "/apis/policy/v1/namespaces/$ns/poddisruptionbudgets",
+        {"metadata": {"name": "pdb"}, "spec": {"maxUnavailable": "25%", "selector": SELECTOR}},
+    ),
+    "horizontalpodautoscalers": (
+        "/apis/autoscaling/v2/namespaces/$ns/horizontalpodautoscalers",
+        {
+            "metadata": {"name": "hpa"},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "minReplicas": 1,
+                "maxReplicas": 3,
+                "metrics": [
+                    {
+                        "type": "Resource",
+                        "resource": {
+                            "name": "cpu",
+                            "target": {"type": "Utilization", "averageUtilization": 50},
+                        },
+                    }
+                ],
+            },
+        },
+    ),
+    "endpoints": (
+        "/api/v1/namespaces/$ns/endpoints",
+        {
+            "metadata": {"name": "ep"},
+            "subsets": [
+                {
+                    "addresses": [{"ip": "10.1.0.1"}, {"ip": "10.1.0.2"}],
+                    "ports": [{"name": "http", "port": 80}, {"name": "https", "port": 443}],
+                }
+            ],
+        },
+    ),
+    "networkpolicies": (
+        "/apis/networking.k8s.io/v1/namespaces/$ns/networkpolicies",
+        {"metadata": {"name": "np"}, "spec": {"podSelector": SELECTOR}},
+    ),
+    "limitranges": (
+        "/api/v1/namespaces/$ns/limitranges",
+        {
+            "metadata": {"name": "lr"},
+            "spec": {"limits": [{"type": "Container", "default": {"cpu": "500m"}}]},
+        },
+    ),
+    "podtemplates": (
+        "/api/v1/namespaces/$ns/podtemplates",
+        {"metadata": {"name": "pt"}, "template": TEMPLATE},
+    ),
 }
 
 
@@ -207,6 +275,8 @@ def _table(kind: str) -> Scenario:
 
 
 _NODE = _name("kubectl/get-table-nodes")
+_PRIORITY_CLASS = _name("kubectl/get-table-priorityclasses")
+_CLUSTER_BINDING = _name("kubectl/get-table-clusterrolebindings")
 _NAMESPACE = "cf-kubectl-get-table-namespaces"
 
 TABLES = [
@@ -224,6 +294,45 @@ TABLES = [
             k("get", "node", _NODE, "-o", "wide"),
         ),
         "kubectl get node: a node object without status (no kubelet): NotReady-ish columns",
+        namespace=False,
+    ),
+    Scenario(
+        "kubectl/get-table-priorityclasses",
+        (
+            Http(
+                "POST",
+                "/apis/scheduling.k8s.io/v1/priorityclasses",
+                {"metadata": {"name": _PRIORITY_CLASS}, "value": 1000, "description": "t"},
+                keep=("metadata.name",),
+            ),
+            k("get", "priorityclass", _PRIORITY_CLASS),
+        ),
+        "kubectl get priorityclass: VALUE GLOBAL-DEFAULT AGE",
+        namespace=False,
+    ),
+    Scenario(
+        "kubectl/get-table-clusterrolebindings",
+        (
+            Http(
+                "POST",
+                "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+                {
+                    "metadata": {"name": _CLUSTER_BINDING},
+                    "roleRef": {
+                        "apiGroup": "rbac.authorization.k8s.io",
+                        "kind": "ClusterRole",
+                        "name": "view",
+                    },
+                    "subjects": [
+                        {"kind": "Group", "name": "devs"},
+                        {"kind": "ServiceAccount", "name": "robot", "namespace": "ops"},
+                    ],
+                },
+                keep=("metadata.name",),
+            ),
+            k("get", "clusterrolebinding", _CLUSTER_BINDING, "-o", "wide"),
+        ),
+        "kubectl get clusterrolebinding -o wide: ROLE, then USERS, GROUPS, SERVICEACCOUNTS",
         namespace=False,
     ),
     Scenario(
@@ -665,4 +774,161 @@ CHANGES = [
     ),
 ]
 
-SCENARIOS = [*TABLES, *CREATES, *CHANGES]
+ROLE_AND_BINDING = (
+    Http(
+        "POST",
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/$ns/roles",
+        {
+            "metadata": {"name": "reader"},
+            "rules": [{"apiGroups": [""], "resources": ["pods", "pods/log"], "verbs": ["get"]}],
+        },
+        keep=("metadata.name",),
+    ),
+    Http(
+        "POST",
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/$ns/rolebindings",
+        {
+            "metadata": {"name": "read"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"},
+            "subjects": [{"kind": "ServiceAccount", "name": "default"}],
+        },
+        keep=("metadata.name",),
+    ),
+)
+AS_SA = "--as=system:serviceaccount:$ns:default"
+
+
+def _review(verb: str, subresource: str = "") -> Http:
+    attributes = {"namespace": "$ns", "verb": verb, "resource": "pods"}
+    if subresource:
+        attributes["subresource"] = subresource
+    return Http(
+        "POST",
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        {"spec": {"resourceAttributes": attributes}},
+        headers={"Impersonate-User": "system:serviceaccount:$ns:default"},
+        keep=("status",),
+    )
+
+
+DEPLOY_YAML = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: envs
+spec:
+  selector: {matchLabels: {app: w}}
+  template:
+    metadata: {labels: {app: w}}
+    spec:
+      containers:
+      - name: c
+        image: busybox
+        env: [{name: A, value: "1"}, {name: B, value: "2"}]
+      - name: d
+        image: busybox
+"""
+
+MORE = [
+    Scenario(
+        "kubectl/auth-can-i-with-a-binding",
+        (
+            *ROLE_AND_BINDING,
+            k("auth", "can-i", "get", "pods", *NS, AS_SA),
+            k("auth", "can-i", "get", "pods/log", *NS, AS_SA),
+            k("auth", "can-i", "delete", "pods", *NS, AS_SA),
+            _review("get"),
+            _review("get", "log"),
+        ),
+        "kubectl auth can-i for a ServiceAccount a RoleBinding grants to: yes for what the role "
+        "allows; the review's reason names the binding",
+    ),
+    Scenario(
+        "kubectl/create-invalid-type",
+        (
+            k(
+                "create",
+                "-f",
+                "-",
+                *NS,
+                stdin=(
+                    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n"
+                    '  - name: c\n    image: busybox\n    ports:\n    - containerPort: "80"\n'
+                ),
+            ),
+        ),
+        "kubectl create -f with a string where an integer belongs: kubectl's validation error",
+    ),
+    Scenario(
+        "kubectl/create-missing-required",
+        (
+            k(
+                "create",
+                "-f",
+                "-",
+                *NS,
+                stdin=(
+                    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n"
+                    "  template:\n    spec:\n      containers:\n      - image: busybox\n"
+                ),
+            ),
+        ),
+        "kubectl create -f without required fields (spec.selector, a container's name): "
+        "kubectl's validation errors",
+    ),
+    Scenario(
+        "kubectl/create-clusterrolebinding",
+        (
+            k(
+                "create",
+                "clusterrolebinding",
+                _name("kubectl/create-clusterrolebinding"),
+                "--clusterrole=view",
+                "--user=alice",
+                "--group=devs",
+                "--serviceaccount=ops:robot",
+                *JSON,
+                keep=("apiVersion", "kind", "metadata.name", "roleRef", "subjects"),
+            ),
+        ),
+        "kubectl create clusterrolebinding (a protobuf body)",
+        namespace=False,
+    ),
+    Scenario(
+        "kubectl/apply-removes-list-items",
+        (
+            k("apply", "-f", "-", *NS, stdin=DEPLOY_YAML),
+            k(
+                "apply",
+                "-f",
+                "-",
+                *NS,
+                stdin=DEPLOY_YAML.replace(', {name: B, value: "2"}', "").split("      - name: d")[
+                    0
+                ],
+            ),
+            k(
+                "get",
+                "deployment",
+                "envs",
+                *NS,
+                "-o",
+                "jsonpath={.spec.template.spec.containers[*].name} "
+                "{.spec.template.spec.containers[0].env[*].name}",
+            ),
+        ),
+        "kubectl apply of a manifest without an env var and a container: both removed (kubectl "
+        "computes the patch from the OpenAPI merge keys)",
+    ),
+    Scenario(
+        "kubectl/openapi-v2-not-acceptable-and-no-v3",
+        (
+            Http("GET", "/openapi/v2", headers={"Accept": "text/html"}),
+            Http("GET", "/openapi/v3"),
+            Http("GET", "/openapi/v3/apis/apps/v1"),
+        ),
+        "/openapi/v2 in a format it does not serve: 406; no /openapi/v3 in 1.24 (plain 404)",
+        namespace=False,
+    ),
+]
+
+SCENARIOS = [*TABLES, *CREATES, *CHANGES, *MORE]

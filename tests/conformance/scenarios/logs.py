@@ -20,6 +20,25 @@ def pod(name: str = "p", containers: tuple[str, ...] = ("c",), **spec: Any) -> d
 
 
 CREATE = Http("POST", PODS, pod(), keep=("metadata.name", "spec.nodeName"))
+SPDY = {"Connection": "Upgrade", "Upgrade": "SPDY/3.1"}
+
+
+def _node(scenario_id: str, status: dict[str, Any]) -> tuple[str, Http]:
+    """A node named after the scenario (nodes are cluster-scoped), created with ``status``
+    (a node keeps the status it is created with)."""
+    name = "cf-" + "".join(c if c.isalnum() else "-" for c in scenario_id.lower())
+    body = {"metadata": {"name": name}, "status": status}
+    return name, Http("POST", "/api/v1/nodes", body, keep=("metadata.name",))
+
+
+_BARE, _BARE_NODE = _node("logs/node-without-addresses", {})
+_CLOSED, _CLOSED_NODE = _node(
+    "logs/kubelet-not-listening",
+    {
+        "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}],
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": 1}},
+    },
+)
 
 SCENARIOS = [
     Scenario(
@@ -95,6 +114,51 @@ SCENARIOS = [
         "logs/portforward-without-upgrade",
         (CREATE, Http("POST", f"{PODS}/p/portforward", query={"ports": "80"})),
         "pods/NAME/portforward without an upgrade on an unscheduled pod",
+    ),
+    Scenario(
+        "logs/options-that-do-not-convert-400",
+        (
+            Http("GET", f"{PODS}/nope/log", query={"tailLines": "abc"}),
+            Http("GET", f"{PODS}/nope/log", query={"sinceTime": "yesterday"}),
+            Http("GET", f"{PODS}/nope/log", query={"sinceTime": "2001-02-03 04:05:06Z"}),
+            Http("POST", f"{PODS}/nope/portforward", query={"ports": "80,http"}),
+        ),
+        "log options and ports that do not parse: 400 with Go's parse errors, before the pod "
+        "is looked up",
+    ),
+    Scenario(
+        "logs/several-invalid-options-422",
+        (
+            Http(
+                "GET",
+                f"{PODS}/nope/log",
+                query={"limitBytes": "0", "sinceSeconds": "5", "sinceTime": "2001-02-03T04:05:06Z"},
+            ),
+        ),
+        "several invalid PodLogOptions: one 422 with every cause, before the pod is looked up",
+    ),
+    Scenario(
+        "logs/node-without-addresses",
+        (
+            _BARE_NODE,
+            Http("POST", PODS, pod(nodeName=_BARE), keep=("spec.nodeName",)),
+            Http("GET", f"{PODS}/p/log"),
+            Http("POST", f"{PODS}/p/exec", query={"command": "ls", "stdout": "true"}),
+        ),
+        "a pod on a node that reports no address: 500, no preferred address for its kubelet",
+    ),
+    Scenario(
+        "logs/kubelet-not-listening",
+        (
+            _CLOSED_NODE,
+            Http("POST", PODS, pod(nodeName=_CLOSED), keep=("spec.nodeName",)),
+            Http("GET", f"{PODS}/p/log", query={"tailLines": "3", "follow": "yes"}),
+            Http("POST", f"{PODS}/p/exec", query={"command": "ls", "stdout": "true"}),
+            Http("POST", f"{PODS}/p/exec", query={"command": "ls"}, headers=SPDY),
+            Http("POST", f"{PODS}/p/portforward", query={"ports": "80"}, headers=SPDY),
+        ),
+        "a pod on a node whose kubelet accepts no connections: the log request's dial error "
+        "(500); exec without an upgrade: 400 Upgrade request required; with one: 500",
     ),
     Scenario(
         "logs/kubectl-exec-unscheduled",

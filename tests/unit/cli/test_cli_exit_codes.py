@@ -127,3 +127,22 @@ async def test_serving_raises_the_timeout_of_a_shutdown_after_sigterm(
     assert len(raised) == 1
     assert isinstance(raised[0], GracefulShutdownTimeout)
     assert raised[0].runnables == ("Controller c",)
+
+
+def test_an_unusable_private_key_stops_kcm_with_status_1(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(cli_run, "configure_logging", lambda **kwargs: None)
+    settings = parse_run_args(
+        [
+            "--master=http://127.0.0.1:9",
+            "--controllers=serviceaccount-token",
+            f"--service-account-private-key-file={tmp_path / 'missing.key'}",
+            "--leader-elect=false",
+            "--secure-port=0",
+            "--status-view=off",
+        ]
+    )
+    assert cli_run.run(settings) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("kcm: error: error reading key for service account token controller")

@@ -23,16 +23,26 @@ def test_defaults_follow_kube_controller_manager() -> None:
     assert s.workers == {
         "cronjob": 5,
         "deployment": 5,
+        "endpoint": 5,
+        "endpointslice": 5,
+        "endpointslicemirroring": 5,
         "garbagecollector": 20,
         "job": 5,
         "namespace": 10,
         "podgc": 1,
         "replicaset": 5,
         "replicationcontroller": 5,
+        "root-ca-cert-publisher": 1,
+        "serviceaccount": 1,
+        "serviceaccount-token": 5,
         "ttl-after-finished": 5,
     }
     assert s.controller_options is not None
     assert s.controller_options["podgc"] == {"terminated_pod_threshold": 12500}
+    assert s.controller_options["serviceaccount-token"] == {
+        "service_account_private_key_file": None,
+        "root_ca_file": None,
+    }
     assert s.leader_elect is True
     le = s.leader_election
     assert (le.lease_duration, le.renew_deadline, le.retry_period) == (15.0, 10.0, 2.0)
@@ -92,6 +102,25 @@ def test_durations_take_go_syntax() -> None:
     le = s.leader_election
     assert (le.lease_duration, le.renew_deadline, le.retry_period) == (60.0, 30.0, 1.5)
     assert s.simulation.job_duration == 90.0
+
+
+def test_service_account_flags_and_one_root_ca_file_for_two_controllers() -> None:
+    s = parse_run_args(
+        [
+            "--service-account-private-key-file=/etc/k/sa.key",
+            "--root-ca-file",
+            "/etc/k/ca.crt",
+            "--concurrent-serviceaccount-token-syncs=2",
+        ]
+    )
+    assert s.controller_options is not None
+    assert s.workers is not None
+    assert s.controller_options["serviceaccount-token"] == {
+        "service_account_private_key_file": "/etc/k/sa.key",
+        "root_ca_file": "/etc/k/ca.crt",
+    }
+    assert s.controller_options["root-ca-cert-publisher"] == {"root_ca_file": "/etc/k/ca.crt"}
+    assert s.workers["serviceaccount-token"] == 2
 
 
 def test_verbosity_forms() -> None:

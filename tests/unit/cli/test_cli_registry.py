@@ -13,12 +13,18 @@ from kcm.controllers import CONTROLLERS, ControllerOption, ControllerSpec, enabl
 KCM_NAMES = [
     "cronjob",
     "deployment",
+    "endpoint",
+    "endpointslice",
+    "endpointslicemirroring",
     "garbagecollector",
     "job",
     "namespace",
     "podgc",
     "replicaset",
     "replicationcontroller",
+    "root-ca-cert-publisher",
+    "serviceaccount",
+    "serviceaccount-token",
     "ttl-after-finished",
 ]
 
@@ -30,6 +36,8 @@ def test_registry_lists_the_first_set_with_kube_flags() -> None:
     assert flags["replicationcontroller"] == "--concurrent_rc_syncs"
     assert flags["garbagecollector"] == "--concurrent-gc-syncs"
     assert flags["podgc"] is None
+    assert flags["serviceaccount-token"] == "--concurrent-serviceaccount-token-syncs"
+    assert flags["serviceaccount"] is None  # kube runs one worker and has no flag
     assert CONTROLLERS["ttl-after-finished"].module == "kcm.controllers.ttlafterfinished"
     assert all(spec.help and "\n" not in spec.help for spec in CONTROLLERS.values())
 

@@ -1,4 +1,5 @@
-"""How ``kcm run`` wires controllers: one client each, broken ones skipped, GC last."""
+"""How ``kcm run`` wires controllers: one client each, broken ones skipped, by start order
+(serviceaccount-token first, GC last)."""
 
 from __future__ import annotations
 
@@ -52,14 +53,18 @@ async def test_each_controller_gets_its_own_client_and_broken_ones_are_skipped(
 
     fake_package("fake_a")
     fake_package("fake_gc")
+    fake_package("fake_tokens")
     specs = {
-        "garbagecollector": ControllerSpec("garbagecollector", "fake_gc", "h", None, 20),
+        "garbagecollector": ControllerSpec(
+            "garbagecollector", "fake_gc", "h", None, 20, start_order=1
+        ),
         "alpha": ControllerSpec("alpha", "fake_a", "h", None, 5),
         "broken": ControllerSpec("broken", "no_such_package_here", "h", None, 1),
+        "tokens": ControllerSpec("tokens", "fake_tokens", "h", None, 5, start_order=-1),
     }
     monkeypatch.setattr(registry, "CONTROLLERS", specs)
     settings = RunSettings(
-        controllers=("garbagecollector", "alpha", "broken"), workers={"alpha": 7}
+        controllers=("garbagecollector", "alpha", "broken", "tokens"), workers={"alpha": 7}
     )
     config = ClientConfig(server="http://127.0.0.1:9")
     async with contextlib.AsyncExitStack() as stack:
@@ -67,10 +72,47 @@ async def test_each_controller_gets_its_own_client_and_broken_ones_are_skipped(
             failed = await _add_controllers(FakeManager(), settings, config, stack)
     assert failed == ["broken"]
     assert "Skipping controller broken" in caplog.text
-    assert [name for name, _, _ in seen] == ["fake_a", "fake_gc"]  # the GC goes last
+    # the token controller goes first (as kube's StartControllers), the GC last
+    assert [name for name, _, _ in seen] == ["fake_tokens", "fake_a", "fake_gc"]
     clients = [client for _, client, _ in seen]
-    assert clients[0] is not clients[1]
+    assert len({id(c) for c in clients}) == 3
     agents = [c.config.user_agent for c in clients]
-    assert agents[0].endswith("(alpha-controller)")
-    assert agents[1].endswith("(garbagecollector-controller)")
-    assert [w for _, _, w in seen] == [7, 20]
+    assert agents[1].endswith("(alpha-controller)")
+    assert agents[2].endswith("(garbagecollector-controller)")
+    assert [w for _, _, w in seen] == [5, 7, 20]
+
+
+async def test_a_disabled_controller_is_skipped_with_a_warning_and_config_errors_stop_kcm(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from kcm.controllers import ControllerDisabled
+    from kcm.errors import ConfigError
+
+    def package(name: str, error: Exception) -> None:
+        module = types.ModuleType(f"kcm.controllers.{name}")
+
+        def add_to_manager(manager: Any, *, workers: int = 1) -> None:
+            raise error
+
+        module.add_to_manager = add_to_manager  # type: ignore[attr-defined]
+        monkeypatch.setitem(sys.modules, f"kcm.controllers.{name}", module)
+
+    package("fake_off", ControllerDisabled('"off" is disabled because there is no private key'))
+    package("fake_bad", ConfigError("error reading key"))
+    specs = {
+        "off": ControllerSpec("off", "fake_off", "h", None, 1),
+        "bad": ControllerSpec("bad", "fake_bad", "h", None, 1),
+    }
+    monkeypatch.setattr(registry, "CONTROLLERS", specs)
+    config = ClientConfig(server="http://127.0.0.1:9")
+    async with contextlib.AsyncExitStack() as stack:
+        with caplog.at_level(logging.WARNING, logger="kcm.cli"):
+            skipped = await _add_controllers(
+                FakeManager(), RunSettings(controllers=("off",)), config, stack
+            )
+        assert skipped == ["off"]
+        [record] = [r for r in caplog.records if "Skipping controller off" in r.getMessage()]
+        assert record.levelno == logging.WARNING
+        assert "no private key" in record.getMessage()
+        with pytest.raises(ConfigError, match="error reading key"):
+            await _add_controllers(FakeManager(), RunSettings(controllers=("bad",)), config, stack)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -202,4 +203,44 @@ async def test_garbage_plugin_output(tmp_path: Path) -> None:
 
     cfg = ExecConfig(command=sys.executable, args=("-c", "print('hello')"))
     with pytest.raises(ConfigError, match="no valid ExecCredential"):
+        await run_exec_plugin(cfg)
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        (
+            "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1beta1', "
+            "'kind': 'ExecCredential', 'status': {'token': 't'}}))",
+            "apiVersion 'client.authentication.k8s.io/v1beta1', but "
+            "'client.authentication.k8s.io/v1' was requested",
+        ),
+        (
+            "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1', "
+            "'kind': 'ExecCredential', 'status': {'token': 't', 'expirationTimestamp': 'soon'}}))",
+            "invalid expirationTimestamp 'soon'",
+        ),
+        (
+            "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1', "
+            "'kind': 'ExecCredential', 'status': {'clientCertificateData': 'PEM'}}))",
+            "certificate without its key",
+        ),
+        ("print(json.dumps([1, 2]))", "not an ExecCredential"),
+    ],
+)
+async def test_plugin_output_is_validated(code: str, message: str) -> None:
+    from kcm.client._auth import run_exec_plugin
+
+    cfg = ExecConfig(command=sys.executable, args=("-c", f"import json\n{code}"))
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        await run_exec_plugin(cfg)
+
+
+async def test_a_plugin_that_hangs_times_out() -> None:
+    from kcm.client._auth import run_exec_plugin
+
+    cfg = ExecConfig(
+        command=sys.executable, args=("-c", "import time; time.sleep(30)"), timeout=0.3
+    )
+    with pytest.raises(ConfigError, match=r"did not finish within 0.3s"):
         await run_exec_plugin(cfg)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -378,3 +379,24 @@ def test_ssl_context_from_config(cert_pair: tuple[bytes, bytes], tmp_path: Path)
         client_key=str(tmp_path / "missing.key"),
     )
     _raises("cannot load client certificate", lambda: build_ssl_context(files))
+
+
+@pytest.mark.parametrize(
+    ("server", "problem"),
+    [
+        ("not a url", "the scheme must be https://"),
+        ("ftp://host", "the scheme must be https://"),
+        ("https://", "it names no host"),
+        ("https://[::1", "Invalid IPv6 URL"),
+        ("https://host:notaport", "Port could not be cast"),
+    ],
+)
+def test_a_malformed_server_url_is_a_config_error(server: str, problem: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(problem)) as info:
+        ClientConfig(server=server)
+    assert info.value.field == "cluster.server"
+
+
+def test_server_urls_that_are_fine() -> None:
+    for server in ("https://h:6443", "http://127.0.0.1:8080", "https://[::1]:6443/prefix"):
+        assert ClientConfig(server=server).server == server

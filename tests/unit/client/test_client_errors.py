@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+import ssl
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +18,7 @@ from kcm.errors import (
     ApiError,
     BadRequest,
     Conflict,
+    ConnectionFailed,
     Forbidden,
     InternalError,
     Invalid,
@@ -24,9 +27,11 @@ from kcm.errors import (
     ResourceExpired,
     ServiceUnavailable,
     StatusCause,
+    TlsVerificationFailed,
     TooManyRequests,
     TransportError,
     Unauthorized,
+    api_error_from_status,
 )
 from kcm.models import ObjectMeta, Pod
 from kcm.testing import FakeClock
@@ -146,7 +151,7 @@ async def test_get_retried_after_transport_errors_and_5xx(
     make_client: MakeClient, server: Any
 ) -> None:
     clock = FakeClock()
-    server.responses.append(httpx.ConnectError("refused"))
+    server.responses.append(httpx.ReadError("connection reset by peer"))
     server.status(503, "ServiceUnavailable")
     server.add(200, POD)
     async with make_client(clock=clock) as client:
@@ -246,3 +251,42 @@ async def test_rate_limit_off_with_negative_qps(make_client: MakeClient, server:
             await client.api(Pod, "ns").get("p")
     assert clock.monotonic() == 1000.0
     assert len(server.requests) == 50
+
+
+@pytest.mark.parametrize(
+    ("cause", "error"),
+    [
+        (ConnectionRefusedError(111, "Connection refused"), ConnectionFailed),
+        (socket.gaierror(-2, "Name or service not known"), ConnectionFailed),
+        (ssl.SSLCertVerificationError(1, "certificate verify failed"), TlsVerificationFailed),
+    ],
+)
+async def test_what_retrying_cannot_fix_fails_at_once(
+    make_client: MakeClient, server: Any, cause: BaseException, error: type[Exception]
+) -> None:
+    """A refused connection, an unknown host or an untrusted certificate: one request, a
+    typed error (client-go retries only resets and EOFs of GETs)."""
+    failure = httpx.ConnectError("cannot connect")
+    failure.__cause__ = cause
+    server.responses.append(failure)
+    server.add(200, POD)
+    async with make_client() as client:
+        with pytest.raises(error) as info:
+            await client.api(Pod, "ns").get("p")
+    assert len(server.requests) == 1
+    assert isinstance(info.value, TransportError)
+
+
+@pytest.mark.parametrize(
+    "status",
+    [
+        {"kind": "Status", "code": "abc", "reason": "BadRequest"},
+        {"kind": "Status", "code": True, "details": "not an object"},
+        {"kind": "Status", "details": {"causes": "not a list"}},
+        {"kind": "Status", "details": {"causes": [1, "x", {"field": "a"}]}},
+    ],
+)
+def test_a_malformed_status_still_gives_a_typed_error(status: dict[str, Any]) -> None:
+    error = api_error_from_status(status, code=400)
+    assert isinstance(error, BadRequest)
+    assert error.code == 400

@@ -11,7 +11,7 @@ import anyio
 import pytest
 from prometheus_client import CollectorRegistry
 
-from kcm.errors import Conflict
+from kcm.errors import Conflict, Forbidden, NotFound
 from kcm.informers import HandlerRegistration
 from kcm.models import ObjectKey
 from kcm.runtime import (
@@ -544,6 +544,38 @@ async def test_conflict_is_a_quiet_retry(
     assert record.levelno == logging.INFO
     assert record.exc_info is None
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        NotFound('replicasets.apps "web-1" not found', reason="NotFound"),
+        Forbidden('pods "web" is forbidden: exceeded quota: compute', reason="Forbidden"),
+        ExceptionGroup("creates", [Forbidden("quota a"), Forbidden("quota b")]),
+    ],
+    ids=["404", "403", "group"],
+)
+async def test_api_errors_are_one_error_line_without_traceback(
+    fake_clock: FakeClock, caplog: pytest.LogCaptureFixture, error: Exception
+) -> None:
+    async def fail_once(request: Request, n: int) -> Result:
+        if n == 1:
+            raise error
+        return Result()
+
+    rec = Recorder(fake_clock, fail_once)
+    controller = Controller("rs", rec, clock=fake_clock)
+    with caplog.at_level(logging.INFO, logger="kcm.runtime"):
+        async with running(controller):
+            controller.enqueue(KEY)
+            await fake_clock.advance(0.005)
+    assert rec.times() == [0.0, 0.005]  # still retried with backoff
+    [record] = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert record.exc_info is None
+    message = record.getMessage()
+    assert "\n" not in message
+    assert message.startswith("controller rs: reconcile of default/web failed: ")
+    assert ("quota" in message) or ("not found" in message)
 
 
 async def test_wait_idle_returns_once_every_reconcile_has_finished(fake_clock: FakeClock) -> None:

@@ -21,6 +21,7 @@ class DeploymentStrategy(WorkloadStrategy):
     """kube-apiserver's ``pkg/registry/apps/deployment`` (defaults and validation)."""
 
     status_zero = {}
+    status_keeps_metadata = ("labels",)
 
     def default(self, obj: Obj) -> None:
         """``SetDefaults_Deployment``."""

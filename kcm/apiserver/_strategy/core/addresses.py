@@ -1,9 +1,11 @@
 """Cluster IPs and node ports of Services (kube-apiserver's service allocators, in brief).
 
-The service CIDR is ``10.96.0.0/12`` and the node port range 30000-32767 (kube-apiserver's
-defaults). What is in use is read from the stored Services, so nothing is handed out twice,
-also after a restart; free values are handed out in order from a cursor (kube-apiserver picks
-them at random).
+The service CIDR is ``10.0.0.0/24`` (kube-apiserver's default ``--service-cluster-ip-range``;
+10.0.0.1 is the ``kubernetes`` Service's) and the node port range 30000-32767. What is in use is
+read from the stored Services, so nothing is handed out twice, also after a restart; free values
+are handed out in order from a cursor (kube-apiserver picks them at random). Where a full /24
+would refuse a new Service, kcm goes on past it (10.0.1.0, ...): tests and simulations with
+many Services keep working; an IP a client asks for must still be in the /24.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ __all__ = [
     "used_node_ports",
 ]
 
-SERVICE_CIDR: Final = ipaddress.ip_network("10.96.0.0/12")
+SERVICE_CIDR: Final = ipaddress.ip_network("10.0.0.0/24")
+_ALLOCATED_FROM: Final = ipaddress.ip_network("10.0.0.0/16")
+"""Where allocation goes on once :data:`SERVICE_CIDR` is full."""
 NODE_PORT_RANGE: Final = range(30000, 32768)
 
 
@@ -50,14 +54,14 @@ class ServiceAddresses:
     """Cursors for the next free cluster IP and node port."""
 
     def __init__(self) -> None:
-        self._next_ip = 2  # 10.96.0.1 is the kubernetes Service's
+        self._next_ip = 2  # 10.0.0.1 is the kubernetes Service's
         self._next_node_port = NODE_PORT_RANGE.start
 
     def cluster_ip(self, used: set[str]) -> str | None:
-        """A free IP of :data:`SERVICE_CIDR` (None when all are taken)."""
-        size = SERVICE_CIDR.num_addresses - 2
+        """A free IP of :data:`SERVICE_CIDR`, then past it (None when all are taken)."""
+        size = _ALLOCATED_FROM.num_addresses - 2
         for _ in range(size):
-            ip = str(SERVICE_CIDR.network_address + self._next_ip)
+            ip = str(_ALLOCATED_FROM.network_address + self._next_ip)
             self._next_ip = self._next_ip % size + 1
             if ip not in used:
                 return ip

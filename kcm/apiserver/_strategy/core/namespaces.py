@@ -5,7 +5,9 @@ without the ``kubernetes`` finalizer (``spec.finalizers``, not ``metadata.finali
 
 A namespace gets its ``default`` ServiceAccount as soon as it exists: in a cluster,
 kube-controller-manager's serviceaccounts controller creates it, and pods cannot be created
-without it (ServiceAccount admission); kcm has no such controller, so the server does it.
+without it (ServiceAccount admission). The server does it, so that pods can be created
+without that controller running; ``ApiServer(default_service_accounts=False)`` leaves it to
+the controller (kcm's ``serviceaccount`` controller).
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ class NamespaceStrategy(Strategy):
         labels["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
 
     def after_write(self, obj: Obj, ctx: Context) -> None:
-        if (obj.get("status") or {}).get("phase") == "Active":
+        active = (obj.get("status") or {}).get("phase") == "Active"
+        if active and ctx.default_service_accounts:
             ensure_default_service_account(obj["metadata"]["name"], ctx)
 
     def prepare_for_update(self, new: Obj, old: Obj) -> Obj:

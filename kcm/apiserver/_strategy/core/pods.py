@@ -1,4 +1,6 @@
-"""Pods: defaults and status on create, graceful deletion, ``/binding`` and ``/eviction``."""
+"""Pods: defaults and status on create, graceful deletion, ``/binding`` and ``/eviction``; the
+streaming subresources (``/log``, ``/exec``, ``/attach``, ``/portforward``) are in
+:mod:`.podstreams`."""
 
 from __future__ import annotations
 
@@ -11,12 +13,11 @@ from .._base import Strategy
 from .._context import Context, Verbs
 from .._subresource import StatusSubresource, Subresource
 from .podspec import default_pod_spec, validate_pod_spec
+from .podstreams import PodLog, PodPortForward, PodStream
 from .podupdate import sync_pod_ips, validate_pod_status_update, validate_pod_update
 from .qos import qos_class
 
 __all__ = ["PodStrategy"]
-
-_DEFAULT_GRACE_PERIOD = 30
 
 
 class PodStrategy(Strategy):
@@ -54,40 +55,51 @@ class PodStrategy(Strategy):
     def prepare_for_delete(
         self, old: Obj, new: Obj, options: Obj, query: dict[str, str], ctx: Context
     ) -> None:
+        """Every pod deletion is graceful (``CheckGracefulDelete``): ``deletionTimestamp`` =
+        now + the grace period, which is 0 (deleted at once, but the answer still carries both
+        fields) for a pod on no node or one that has finished; a second delete may only
+        shorten it."""
         grace: Any = options.get("gracePeriodSeconds", query.get("gracePeriodSeconds"))
         meta = new["metadata"]
         if old["metadata"].get("deletionTimestamp"):
-            # a second delete may only cut the grace period to zero (the kubelet's final delete)
             if grace is not None and int(grace) == 0:
-                meta.pop("deletionGracePeriodSeconds", None)
+                meta["deletionGracePeriodSeconds"] = 0
             return
+        spec = old.get("spec") or {}
         if grace is None:
-            grace = (old.get("spec") or {}).get(
-                "terminationGracePeriodSeconds", _DEFAULT_GRACE_PERIOD
-            )
+            grace = spec.get("terminationGracePeriodSeconds") or 0
         grace = int(grace)
         phase = (old.get("status") or {}).get("phase")
-        on_node = (old.get("spec") or {}).get("nodeName")
-        if grace > 0 and on_node and phase not in ("Succeeded", "Failed"):
-            meta["deletionGracePeriodSeconds"] = grace
-            meta["deletionTimestamp"] = ctx.time_in(grace)
+        if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
+            grace = 0
+        grace = max(grace, 1) if grace < 0 else grace
+        meta["deletionGracePeriodSeconds"] = grace
+        meta["deletionTimestamp"] = ctx.time_in(grace)
 
     def deletion_held(self, obj: Obj) -> bool:
         """A pod whose grace period runs stays until the kubelet deletes it."""
         return bool(obj["metadata"].get("deletionGracePeriodSeconds"))
 
     def subresource(self, name: str) -> Subresource:
+        if name == "status":
+            return _Status(self)
         if name == "binding":
             return _Binding(self)
         if name == "eviction":
             return _Eviction(self)
-        if name == "status":
-            return _Status(self)
+        if name == "log":
+            return PodLog(self)
+        if name in ("exec", "attach"):
+            return PodStream(self)
+        if name == "portforward":
+            return PodPortForward(self)
         return super().subresource(name)
 
 
 class _Status(StatusSubresource):
-    """``pods/status``: the kubelet's writes; pod IPs are IPs, the node is not changed here."""
+    """``pods/status`` (``podStatusStrategy``): the kubelet's writes. The spec stays, metadata
+    changes apply (labels, annotations), except ownerReferences, which old kubelets used to
+    corrupt; pod IPs are IPs, the node is not changed here."""
 
     def default_on_update(self, obj: Obj) -> None:
         sync_pod_ips(obj)
@@ -97,17 +109,43 @@ class _Status(StatusSubresource):
             new, old
         )
 
+    def prepare_for_update(self, new: Obj, old: Obj) -> Obj:
+        merged = deep_copy(new)
+        if "spec" in old:
+            merged["spec"] = deep_copy(old["spec"])
+        else:
+            merged.pop("spec", None)
+        meta = merged.setdefault("metadata", {})
+        owners = old["metadata"].get("ownerReferences")
+        if owners is not None:
+            meta["ownerReferences"] = owners
+        else:
+            meta.pop("ownerReferences", None)
+        return merged
+
 
 class _Binding(Subresource):
-    """``pods/binding``: the scheduler's POST sets ``spec.nodeName`` and PodScheduled, once."""
+    """``pods/binding``: the scheduler's POST sets ``spec.nodeName``, the Binding's annotations
+    and PodScheduled, once (``BindingREST``)."""
 
     def post(self, verbs: Verbs, ns: str, name: str, body: Any) -> Obj:
         res = self.strategy.resource
-        old = verbs.existing(res, ns, name)
-        target = (body or {}).get("target") or {}
+        binding = body if isinstance(body, dict) else {}
+        meta = binding.get("metadata") or {}
+        if meta.get("name", "") != name:
+            raise StatusError.bad_request("name in URL does not match name in Binding object")
+        target = binding.get("target") or {}
         node = target.get("name")
+        if target.get("kind") not in (None, "", "Node"):
+            raise StatusError.internal(
+                f'target.kind: Unsupported value: "{target["kind"]}": supported values: "Node"'
+            )
         if not node:
-            raise StatusError.bad_request("a Binding must name a target node")
+            raise StatusError.internal("target.name: Required value")
+        old = verbs.existing(res, ns, name)
+        if old["metadata"].get("deletionTimestamp"):
+            why = f"pod {name} is being deleted, cannot be assigned to a host"
+            raise StatusError.conflict("", "pods/binding", name, why)
         if (old.get("spec") or {}).get("nodeName"):
             raise StatusError.conflict(
                 "",
@@ -117,13 +155,23 @@ class _Binding(Subresource):
             )
         new = deep_copy(old)
         new.setdefault("spec", {})["nodeName"] = node
+        if meta.get("annotations"):
+            new["metadata"]["annotations"] = {
+                **(new["metadata"].get("annotations") or {}),
+                **meta["annotations"],
+            }
         conditions = [
             c
             for c in (new.setdefault("status", {}).get("conditions") or [])
             if c.get("type") != "PodScheduled"
         ]
         conditions.append(
-            {"type": "PodScheduled", "status": "True", "lastTransitionTime": verbs.now()}
+            {
+                "type": "PodScheduled",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": verbs.now(),
+            }
         )
         new["status"]["conditions"] = conditions
         verbs.commit(res, new, old)

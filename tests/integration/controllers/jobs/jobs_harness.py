@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import httpx
 
 from kcm.apiserver import ApiServer
 from kcm.client import Api, ApiClient
@@ -106,11 +107,15 @@ Maker = Callable[[ApiClient, SharedInformerFactory, FakeClock, FakeRecorder], An
 
 
 @asynccontextmanager
-async def cluster() -> AsyncIterator[Env]:
-    """An ApiServer and a client on one FakeClock, no controller yet (see :func:`started`)."""
+async def cluster(transport: httpx.AsyncBaseTransport | None = None) -> AsyncIterator[Env]:
+    """An ApiServer and a client on one FakeClock, no controller yet (see :func:`started`);
+    ``transport`` sits between the client and the server."""
     clock = FakeClock()
     recorder = FakeRecorder()
-    async with ApiServer(clock=clock) as server, ApiClient(client_config_for(server)) as client:
+    async with (
+        ApiServer(clock=clock) as server,
+        ApiClient(client_config_for(server), transport=transport) as client,
+    ):
         yield Env(server, client, clock, recorder, [], SharedInformerFactory(client, clock=clock))
 
 
@@ -150,7 +155,9 @@ async def started(env: Env, *makers: Maker) -> AsyncIterator[list[Any]]:
 
 
 @asynccontextmanager
-async def running(*makers: Maker) -> AsyncIterator[Env]:
+async def running(
+    *makers: Maker, transport: httpx.AsyncBaseTransport | None = None
+) -> AsyncIterator[Env]:
     """An ApiServer, client and factory on one FakeClock, with each maker's runnable running."""
-    async with cluster() as env, started(env, *makers):
+    async with cluster(transport) as env, started(env, *makers):
         yield env

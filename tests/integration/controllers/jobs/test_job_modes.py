@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import httpx
 import pytest
 
 from kcm.controllers.job import COMPLETION_INDEX_KEY
@@ -12,7 +14,14 @@ from kcm.models.batch_v1 import (
     PodFailurePolicyOnExitCodesRequirement,
     PodFailurePolicyRule,
 )
-from tests.integration.controllers.jobs.jobs_harness import Env, condition, job_manifest, running
+from tests.integration.controllers.jobs.jobs_harness import (
+    Env,
+    cluster,
+    condition,
+    job_manifest,
+    running,
+    started,
+)
 
 from .test_job_basic import job_controller, wait_active
 
@@ -155,6 +164,78 @@ async def test_active_deadline_on_the_fake_clock() -> None:
         assert job.status is not None
         assert job.status.failed == 1
         assert job.status.active == 0
+
+
+class WholeSecondStartTimes(httpx.AsyncBaseTransport):
+    """Cuts ``startTime`` values the client writes to whole seconds, as kube-apiserver keeps
+    ``metav1.Time`` (the embedded server keeps the fraction the client sent)."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method in ("PUT", "PATCH", "POST") and "/jobs" in request.url.path:
+            body = json.loads(await request.aread() or b"null")
+            request = httpx.Request(
+                request.method,
+                request.url,
+                headers={k: v for k, v in request.headers.items() if k != "content-length"},
+                content=json.dumps(_cut(body)).encode(),
+            )
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def _cut(value: Any, key: str = "") -> Any:
+    if isinstance(value, dict):
+        if str(value.get("path", "")).endswith("/startTime") and "value" in value:
+            return {**value, "value": _cut(value["value"], "startTime")}
+        return {k: _cut(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cut(v) for v in value]
+    if key == "startTime" and isinstance(value, str) and "." in value:
+        return value.split(".")[0] + "Z"
+    return value
+
+
+async def test_active_deadline_never_fires_before_it_has_passed() -> None:
+    """``status.startTime`` is stored in whole seconds: a Job started at x.8 s must not fail
+    before x.8 + deadline, though every sync after the first reads x.0 back."""
+    async with running(job_controller, transport=WholeSecondStartTimes()) as env:
+        await env.clock.advance(0.8)
+        began = env.clock.now()
+        await env.jobs.create(job_manifest("slow", active_deadline_seconds=30))
+        (pod,) = await wait_active(env, "slow", 1)
+        job = await env.job("slow")
+        assert job.status is not None
+        assert job.status.start_time == began.replace(microsecond=0)
+        await env.set_phase(pod, "Running")  # more syncs, each reading the cut startTime
+        await env.clock.advance(29.5)  # 30.3 s after x.0, 29.5 s after the start
+        await env.quiesce()
+        assert condition(await env.job("slow"), "Failed") is None
+        assert condition(await env.job("slow"), "FailureTarget") is None
+        await env.clock.advance(0.5)  # 30.0 s after the start
+        cond = await wait_condition(env, "slow", "Failed")
+        assert cond.reason == "DeadlineExceeded"
+
+
+async def test_after_a_restart_the_deadline_counts_from_the_end_of_the_cut_second() -> None:
+    """A controller that did not set ``startTime`` cannot know where in that second the Job
+    started, so it waits for the end of the second: at most 1 s late, never early."""
+    async with cluster(WholeSecondStartTimes()) as env:
+        async with started(env, job_controller):
+            await env.clock.advance(0.8)
+            await env.jobs.create(job_manifest("slow", active_deadline_seconds=30))
+            await wait_active(env, "slow", 1)
+        async with started(env, job_controller):  # a new controller process
+            await env.clock.advance(29.7)  # x.0 + 30.5: x.8 + 29.7
+            await env.quiesce()
+            assert condition(await env.job("slow"), "Failed") is None
+            await env.clock.advance(0.5)  # x.0 + 31
+            cond = await wait_condition(env, "slow", "Failed")
+            assert cond.reason == "DeadlineExceeded"
 
 
 def _policy(*rules: PodFailurePolicyRule) -> PodFailurePolicy:

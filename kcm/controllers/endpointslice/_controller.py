@@ -1,0 +1,308 @@
+"""The EndpointSlice controller: discovery.k8s.io/v1 EndpointSlices for every Service with a
+selector, as kube-controller-manager's ``endpointslice`` (§7).
+
+Watches Services (sync now), Pods (the Services concerned, after the batch period), Nodes
+(read for zones and existence) and EndpointSlices: a change to one of its slices that it did
+not write itself (a newer generation, a deletion it did not expect, a changed managed-by or
+service-name label) syncs the Service again after at least one second, so hand edits are
+repaired. Slices of a deleted Service are left to the garbage collector (owner reference).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+import anyio
+from anyio.abc import TaskStatus
+from prometheus_client import CollectorRegistry
+
+from kcm.client import ApiClient
+from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import (
+    MANAGED_BY_LABEL,
+    SERVICE_NAME_LABEL,
+    EndpointSliceTracker,
+    StaleInformerCache,
+    TriggerTimeTracker,
+    managed_by,
+    service_key_for_slice,
+    service_selector,
+    services_for_pod,
+    services_to_update_on_pod_change,
+)
+from kcm.informers import SharedInformerFactory
+from kcm.models import ObjectKey, object_key
+from kcm.models.core_v1 import Node, Pod, Service
+from kcm.models.discovery_v1 import EndpointSlice
+from kcm.record import EventRecorder
+from kcm.runtime import Controller, Result, TerminalError
+from kcm.workqueue import BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter
+
+from ._endpoints import CONTROLLER_NAME
+from ._reconciler import SliceReconciler
+
+__all__ = [
+    "DEFAULT_MAX_ENDPOINTS_PER_SLICE",
+    "DEFAULT_WORKERS",
+    "MAX_RETRIES",
+    "EndpointSliceController",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_WORKERS = 5
+"""``--concurrent-service-endpoint-syncs``."""
+DEFAULT_MAX_ENDPOINTS_PER_SLICE = 100
+"""``--max-endpoints-per-slice``."""
+MAX_RETRIES = 15
+"""A Service whose sync keeps failing is dropped after this many retries."""
+SLICE_CHANGE_MIN_SYNC_DELAY = 1.0
+"""A slice change syncs its Service no sooner than this (batches changes to several
+slices)."""
+
+
+def slice_rate_limiter(*, clock: Clock = SYSTEM_CLOCK) -> MaxOfRateLimiter:
+    """1 s doubling to 100 s per Service, and 10 retries per second (burst 100) overall: slice
+    syncs can be large, so they back off harder than the default controller limiter."""
+    return MaxOfRateLimiter(
+        ItemExponentialFailureRateLimiter(1.0, 100.0, clock=clock),
+        BucketRateLimiter(10.0, 100, clock=clock),
+    )
+
+
+class _ServiceEvents:
+    def create_keys(self, obj: Service, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
+        return (object_key(obj),)
+
+    def update_keys(self, old: Service, new: Service) -> Iterable[ObjectKey]:
+        return (object_key(new),)
+
+    def delete_keys(self, obj: Service, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
+        return (object_key(obj),)
+
+
+class _PodEvents:
+    """The Services a pod event concerns, after the batch period."""
+
+    def __init__(self, owner: EndpointSliceController) -> None:
+        self._owner = owner
+
+    def _later(self, keys: Iterable[ObjectKey]) -> Iterable[ObjectKey]:
+        for key in keys:
+            self._owner.controller.queue.add_after(key, self._owner.batch_period)
+        return ()
+
+    def _services(self, pod: Pod) -> list[Service]:
+        return self._owner.services.namespace(pod.metadata.namespace or "").list()
+
+    def create_keys(self, obj: Pod, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
+        return self._later(services_for_pod(self._services(obj), obj))
+
+    def update_keys(self, old: Pod, new: Pod) -> Iterable[ObjectKey]:
+        return self._later(services_to_update_on_pod_change(self._services(new), old, new))
+
+    def delete_keys(self, obj: Pod, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
+        return self._later(services_for_pod(self._services(obj), obj))
+
+
+class _NodeEvents:
+    """Nodes are only read (zones, existence): no node event syncs a Service (kube: only
+    with topology hints, which kcm does not implement)."""
+
+    def create_keys(self, obj: Node, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
+        return ()
+
+    def update_keys(self, old: Node, new: Node) -> Iterable[ObjectKey]:
+        return ()
+
+    def delete_keys(self, obj: Node, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
+        return ()
+
+
+def _ours(endpoint_slice: EndpointSlice) -> bool:
+    return managed_by(endpoint_slice) == CONTROLLER_NAME
+
+
+class _SliceEvents:
+    """Changes to our slices that we did not make ourselves sync their Service."""
+
+    def __init__(self, owner: EndpointSliceController) -> None:
+        self._owner = owner
+
+    def create_keys(self, obj: EndpointSlice, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
+        self._owner.cache_moved(obj)
+        if _ours(obj) and self._owner.tracker.should_sync(obj):
+            self._owner.queue_for_slice(obj)
+        return ()
+
+    def update_keys(self, old: EndpointSlice, new: EndpointSlice) -> Iterable[ObjectKey]:
+        self._owner.cache_moved(new)
+        old_service = (old.metadata.labels or {}).get(SERVICE_NAME_LABEL)
+        new_service = (new.metadata.labels or {}).get(SERVICE_NAME_LABEL)
+        if old_service != new_service:
+            self._owner.queue_for_slice(new)
+            self._owner.queue_for_slice(old)
+        elif _ours(old) != _ours(new) or (_ours(new) and self._owner.tracker.should_sync(new)):
+            self._owner.queue_for_slice(new)
+        return ()
+
+    def delete_keys(self, obj: EndpointSlice, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
+        self._owner.cache_moved(obj)
+        tracker = self._owner.tracker
+        if _ours(obj) and tracker.has(obj) and not tracker.handle_deletion(obj):
+            self._owner.queue_for_slice(obj)
+        return ()
+
+
+class EndpointSliceController:
+    """Keeps the EndpointSlices of every Service with a selector (kube-controller-manager's
+    ``endpointslice`` controller).
+
+    Args:
+        client: the API client slices are written with.
+        factory: where the Service, Pod, Node and EndpointSlice informers come from.
+        recorder: receives ``FailedToUpdateEndpointSlices`` warnings (on the Service).
+        clock: the work queue's clock (batching, the slice-change delay, retries).
+        workers: concurrent Service syncs (``--concurrent-service-endpoint-syncs``, 5).
+        registry: Prometheus registry for the runtime's controller and queue metrics.
+        max_endpoints_per_slice: ``--max-endpoints-per-slice`` (100; 1 to 1000).
+        batch_period: seconds a pod change waits before its Services are synced
+            (``--endpointslice-updates-batch-period``, 0).
+
+    Guarantees:
+        * Only slices labelled ``endpointslice.kubernetes.io/managed-by:
+          endpointslice-controller.k8s.io`` and ``kubernetes.io/service-name: <service>`` are
+          touched; Services without a selector get none.
+        * No sync acts on a slice cache that does not yet show this controller's own writes
+          (:class:`~kcm.controllerkit.EndpointSliceTracker`); such a sync fails with
+          :class:`~kcm.controllerkit.StaleInformerCache` and runs again as soon as the cache
+          moves (kube: after the 1 s backoff).
+        * A sync that keeps failing is retried (1 s doubling to 100 s) and dropped after
+          :data:`MAX_RETRIES` failures.
+
+    Raises:
+        ValueError: ``max_endpoints_per_slice`` is not between 1 and 1000.
+    """
+
+    def __init__(
+        self,
+        client: ApiClient,
+        factory: SharedInformerFactory,
+        *,
+        recorder: EventRecorder,
+        clock: Clock = SYSTEM_CLOCK,
+        workers: int = DEFAULT_WORKERS,
+        registry: CollectorRegistry | None = None,
+        max_endpoints_per_slice: int = DEFAULT_MAX_ENDPOINTS_PER_SLICE,
+        batch_period: float = 0.0,
+    ) -> None:
+        if not 1 <= max_endpoints_per_slice <= 1000:
+            raise ValueError(
+                f"max_endpoints_per_slice must be between 1 and 1000, got {max_endpoints_per_slice}"
+            )
+        self._recorder = recorder
+        self.batch_period = batch_period
+        self.tracker = EndpointSliceTracker()
+        self.triggers = TriggerTimeTracker()
+        self._stale: set[ObjectKey] = set()
+        service_informer = factory.informer_for(Service)
+        pod_informer = factory.informer_for(Pod)
+        node_informer = factory.informer_for(Node)
+        slice_informer = factory.informer_for(EndpointSlice)
+        self.services = service_informer.lister()
+        self.pods = pod_informer.lister()
+        self.nodes = node_informer.lister()
+        self.slices = slice_informer.lister()
+        self.reconciler = SliceReconciler(
+            client,
+            get_node=lambda name: self.nodes.get_or_none(None, name) if name else None,
+            tracker=self.tracker,
+            max_endpoints=max_endpoints_per_slice,
+        )
+        self.controller: Controller[ObjectKey] = Controller(
+            "endpointslice",
+            self,
+            max_concurrent_reconciles=workers,
+            rate_limiter=slice_rate_limiter(clock=clock),
+            clock=clock,
+            metrics=registry,
+        )
+        self.controller.watch(service_informer, _ServiceEvents(), kind="Service")
+        self.controller.watch(pod_informer, _PodEvents(self), kind="Pod")
+        self.controller.watch(slice_informer, _SliceEvents(self), kind="EndpointSlice")
+        self.controller.watch(node_informer, _NodeEvents(), kind="Node")
+
+    def __repr__(self) -> str:
+        return f"<EndpointSliceController workers={self.controller.max_concurrent_reconciles}>"
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Sync Services until cancelled; ``task_status.started()`` once the caches synced."""
+        await self.controller.run(task_status=task_status)
+
+    # -- slice events (synchronous) ------------------------------------------------------------
+
+    def queue_for_slice(self, endpoint_slice: EndpointSlice) -> None:
+        """Sync the slice's Service after max(1 s, batch period)."""
+        key = service_key_for_slice(endpoint_slice)
+        if key is not None:
+            delay = max(SLICE_CHANGE_MIN_SYNC_DELAY, self.batch_period)
+            self.controller.queue.add_after(key, delay)
+
+    def cache_moved(self, endpoint_slice: EndpointSlice) -> None:
+        """A slice event arrived: a Service whose last sync found the cache stale is synced
+        now (it may have caught up)."""
+        key = service_key_for_slice(endpoint_slice)
+        if key is not None and key in self._stale:
+            self._stale.discard(key)
+            self.controller.queue.add(key)
+
+    # -- sync ----------------------------------------------------------------------------------
+
+    async def reconcile(self, request: ObjectKey) -> Result:
+        """Sync the slices of one Service key.
+
+        Raises:
+            StaleInformerCache: the slice cache does not show our own writes yet.
+            KcmError: a write failed; retried with backoff.
+            TerminalError: it failed :data:`MAX_RETRIES` times in a row (dropped).
+        """
+        try:
+            await self._sync(request)
+        except Exception as exc:
+            if self.controller.queue.num_requeues(request) >= MAX_RETRIES:
+                raise TerminalError(
+                    f"dropping service {request} out of the queue after {MAX_RETRIES} "
+                    f"failed syncs: {exc}"
+                ) from exc
+            raise
+        return Result()
+
+    async def _sync(self, key: ObjectKey) -> None:
+        self._stale.discard(key)
+        service = self.services.namespace(key.namespace).get_or_none(key.name)
+        if service is None:
+            self.triggers.delete_service(key)
+            self.tracker.delete_service(key)
+            return  # the garbage collector deletes its slices (owner reference)
+        selector = service_selector(service)
+        if selector is None:
+            return  # hand-written Endpoints; endpointslicemirroring mirrors them
+        pods = self.pods.namespace(key.namespace).list(selector)
+        existing = self.slices.namespace(key.namespace).list(
+            {SERVICE_NAME_LABEL: key.name, MANAGED_BY_LABEL: CONTROLLER_NAME}
+        )
+        if self.tracker.stale_slices(key, existing):
+            self._stale.add(key)
+            raise StaleInformerCache("EndpointSlice informer cache is out of date")
+        trigger = self.triggers.compute(service, pods)
+        try:
+            await self.reconciler.reconcile(service, pods, existing, trigger)
+        except Exception as exc:
+            self._recorder.event(
+                service,
+                "Warning",
+                "FailedToUpdateEndpointSlices",
+                f"Error updating Endpoint Slices for Service {key.namespace}/{key.name}: {exc}",
+            )
+            raise

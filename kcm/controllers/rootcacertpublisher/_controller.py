@@ -1,0 +1,177 @@
+"""The root CA publisher: a ``kube-root-ca.crt`` ConfigMap in every namespace.
+
+kube-controller-manager's ``root-ca-cert-publisher`` (``rootcacertpublisher.Publisher``). Pods
+read the cluster's CA bundle from it (the projected ``kube-api-access-*`` volume). A namespace
+is synced when it is added or updated to ``Active``, and when its ``kube-root-ca.crt`` is
+updated or deleted; a sync creates the ConfigMap, or puts back its ``ca.crt`` and its
+``kubernetes.io/description`` annotation.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import final
+
+import anyio
+import msgspec
+from anyio.abc import TaskStatus
+from prometheus_client import CollectorRegistry
+
+from kcm.client import ApiClient
+from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import is_namespace_terminating
+from kcm.errors import NotFound
+from kcm.informers import SharedInformerFactory
+from kcm.models import ObjectKey
+from kcm.models.core_v1 import ConfigMap, Namespace
+from kcm.models.meta_v1 import ObjectMeta
+from kcm.record import EventRecorder
+from kcm.runtime import Controller, Result
+from kcm.workqueue import default_controller_rate_limiter
+
+__all__ = [
+    "DESCRIPTION",
+    "DESCRIPTION_ANNOTATION",
+    "ROOT_CA_CONFIG_MAP",
+    "RootCACertPublisher",
+]
+
+logger = logging.getLogger(__name__)
+
+ROOT_CA_CONFIG_MAP = "kube-root-ca.crt"
+"""The ConfigMap's name (kube's ``RootCACertConfigMapName``); its key is ``ca.crt``."""
+DESCRIPTION_ANNOTATION = "kubernetes.io/description"
+DESCRIPTION = (
+    "Contains a CA bundle that can be used to verify the kube-apiserver when using internal "
+    "endpoints such as the internal service IP or kubernetes.default.svc. No other usage is "
+    "guaranteed across distributions of Kubernetes clusters."
+)
+"""The annotation's text, kube's word for word."""
+_KEY = "ca.crt"
+
+
+class _NamespaceEvents:
+    """Every added namespace; an updated one only while ``Active``."""
+
+    def create_keys(self, obj: Namespace, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
+        return (ObjectKey("", obj.metadata.name or ""),)
+
+    def update_keys(self, old: Namespace, new: Namespace) -> Iterable[ObjectKey]:
+        if (new.status.phase if new.status else None) != "Active":
+            return ()
+        return (ObjectKey("", new.metadata.name or ""),)
+
+    def delete_keys(self, obj: Namespace, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
+        return ()
+
+
+class _ConfigMapEvents:
+    """An updated or deleted ``kube-root-ca.crt`` syncs its namespace (the informer only
+    holds ConfigMaps of that name)."""
+
+    def create_keys(self, obj: ConfigMap, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
+        return ()
+
+    def update_keys(self, old: ConfigMap, new: ConfigMap) -> Iterable[ObjectKey]:
+        return (ObjectKey("", new.metadata.namespace or ""),)
+
+    def delete_keys(self, obj: ConfigMap, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
+        return (ObjectKey("", obj.metadata.namespace or ""),)
+
+
+@final
+class RootCACertPublisher:
+    """Keeps ``kube-root-ca.crt`` (``ca.crt: <root_ca>``) in every namespace.
+
+    Args:
+        client: the API client ConfigMaps are written with.
+        factory: where the Namespace and ConfigMap informers come from (the ConfigMap
+            informer is field-selected to ``kube-root-ca.crt``).
+        recorder: unused (kube's publisher emits no events); the common signature.
+        root_ca: the PEM bundle to publish (``b""`` publishes an empty ``ca.crt``, as kube
+            does when it has no CA; see :func:`kcm.controllerkit.root_ca`).
+        clock: the queue's backoff clock.
+        workers: concurrent syncs (kube runs 1).
+        registry: a Prometheus registry for the controller and queue metrics.
+
+    Guarantees:
+        * An edited ``ca.crt`` (or other data, or a removed description) is put back, a
+          deleted ConfigMap is created again; labels and other annotations are kept.
+        * A create refused because the namespace is gone or terminating is not retried.
+    """
+
+    def __init__(
+        self,
+        client: ApiClient,
+        factory: SharedInformerFactory,
+        *,
+        root_ca: bytes,
+        recorder: EventRecorder | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        workers: int = 1,
+        registry: CollectorRegistry | None = None,
+    ) -> None:
+        self._client = client
+        self.root_ca = root_ca
+        self._data = {_KEY: root_ca.decode()}
+        ns_informer = factory.informer_for(Namespace)
+        cm_informer = factory.informer_for(
+            ConfigMap, field_selector=f"metadata.name={ROOT_CA_CONFIG_MAP}"
+        )
+        self._config_maps = cm_informer.lister()
+        self.controller: Controller[ObjectKey] = Controller(
+            "root_ca_cert_publisher",
+            self,
+            max_concurrent_reconciles=workers,
+            rate_limiter=default_controller_rate_limiter(clock=clock),
+            clock=clock,
+            metrics=registry,
+        )
+        self.controller.watch(ns_informer, _NamespaceEvents(), kind="Namespace")
+        self.controller.watch(cm_informer, _ConfigMapEvents(), kind="ConfigMap")
+
+    def __repr__(self) -> str:
+        return f"<RootCACertPublisher ca={len(self.root_ca)} bytes>"
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Sync namespaces until cancelled (started once both caches have synced)."""
+        await self.controller.run(task_status=task_status)
+
+    async def reconcile(self, request: ObjectKey) -> Result:
+        """Create or repair ``kube-root-ca.crt`` in namespace ``request.name``.
+
+        Raises:
+            KcmError: the create or update failed; retried with backoff.
+        """
+        namespace = request.name
+        api = self._client.api(ConfigMap, namespace)
+        cm = self._config_maps.get_or_none(namespace, ROOT_CA_CONFIG_MAP)
+        if cm is None:
+            try:
+                await api.create(
+                    ConfigMap(
+                        metadata=ObjectMeta(
+                            name=ROOT_CA_CONFIG_MAP,
+                            annotations={DESCRIPTION_ANNOTATION: DESCRIPTION},
+                        ),
+                        data=self._data,
+                    )
+                )
+            except NotFound:
+                pass  # the namespace is gone
+            except Exception as exc:
+                if not is_namespace_terminating(exc):
+                    raise
+            return Result()
+        annotations = dict(cm.metadata.annotations or {})
+        if dict(cm.data or {}) == self._data and annotations.get(DESCRIPTION_ANNOTATION):
+            return Result()
+        annotations[DESCRIPTION_ANNOTATION] = DESCRIPTION
+        wanted = msgspec.structs.replace(
+            cm,
+            metadata=msgspec.structs.replace(cm.metadata, annotations=annotations),
+            data=self._data,
+        )
+        await api.update(cm, wanted)
+        return Result()

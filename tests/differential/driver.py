@@ -1,0 +1,257 @@
+"""Run a scenario against a cluster whose controllers are running (the Go
+kube-controller-manager on a real kube-apiserver when recording; kcm on the embedded server in
+the tests) and return its snapshots.
+
+Blocking httpx on purpose: the same code drives both sides.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from .scenario import (
+    Create,
+    Delete,
+    DeleteNamespace,
+    Kubelet,
+    Patch,
+    Scenario,
+    Settle,
+    Step,
+    Until,
+)
+from .snapshot import RESOURCES, SnapshotNormaliser, list_path
+
+__all__ = ["Target", "run_scenario"]
+
+_MERGE = {"Content-Type": "application/merge-patch+json"}
+
+
+@dataclass(frozen=True)
+class Target:
+    """The cluster's API server; ``metrics_url``: the controller manager's ``/metrics`` when it
+    can be read (kcm's), so a settle also waits until its work queues are empty and idle."""
+
+    url: str
+    token: str | None = None
+    metrics_url: str | None = None
+
+    def controllers_idle(self) -> bool:
+        if self.metrics_url is None:
+            return True
+        try:
+            text = httpx.get(self.metrics_url, timeout=5.0).text
+        except httpx.HTTPError:
+            return False  # the controller manager is gone: the settle runs to its deadline
+        busy = 0.0
+        for line in text.splitlines():
+            if line.startswith(("workqueue_depth{", "workqueue_unfinished_work_seconds{")):
+                busy += float(line.rsplit(" ", 1)[1])
+        return busy == 0.0
+
+    def client(self) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        return httpx.Client(base_url=self.url, headers=headers, verify=False, timeout=30.0)
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _check(response: httpx.Response) -> Any:
+    if response.status_code >= 400:
+        raise AssertionError(
+            f"{response.request.method} {response.request.url}: "
+            f"{response.status_code} {response.text[:400]}"
+        )
+    return response.json()
+
+
+def _path_of(body: dict[str, Any], ns: str) -> str:
+    api_version, kind = body["apiVersion"], body["kind"]
+    if kind == "Node":
+        return "/api/v1/nodes"
+    plural = next(
+        (p for p in RESOURCES if p.rstrip("s") == kind.lower() or p == kind.lower() + "s"),
+        None,
+    )
+    plural = plural or {"Endpoints": "endpoints", "EndpointSlice": "endpointslices"}.get(kind)
+    assert plural, f"unknown kind {kind}: add it to snapshot.RESOURCES"
+    prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+    return f"{prefix}/namespaces/{ns}/{plural}"
+
+
+def _pod_status(pod: dict[str, Any], step: Kubelet) -> dict[str, Any]:
+    now = _now()
+    containers = [c["name"] for c in pod["spec"]["containers"]]
+    if step.phase == "Running":
+        state: dict[str, Any] = {"running": {"startedAt": now}}
+        ready = "True" if step.ready else "False"
+    else:
+        reason = "Completed" if step.phase == "Succeeded" else "Error"
+        state = {
+            "terminated": {
+                "exitCode": step.exit_code,
+                "reason": reason,
+                "startedAt": now,
+                "finishedAt": now,
+            }
+        }
+        ready = "False"
+    conditions = [
+        {"type": t, "status": s, "lastTransitionTime": now}
+        for t, s in (
+            ("Initialized", "True"),
+            ("Ready", ready),
+            ("ContainersReady", ready),
+            ("PodScheduled", "True"),
+        )
+    ]
+    statuses = [
+        {
+            "name": name,
+            "ready": ready == "True",
+            "restartCount": 0,
+            "image": "image",
+            "imageID": "",
+            "started": step.phase == "Running",
+            "state": state,
+        }
+        for name in containers
+    ]
+    return {
+        "status": {
+            "phase": step.phase,
+            "startTime": now,
+            "conditions": conditions,
+            "containerStatuses": statuses,
+        }
+    }
+
+
+def _next_ip(client: httpx.Client, ns: str) -> str:
+    pods = _check(client.get(list_path("pods", ns)))["items"]
+    return f"10.1.0.{1 + sum(1 for p in pods if p.get('status', {}).get('podIP'))}"
+
+
+def _kubelet(client: httpx.Client, ns: str, step: Kubelet) -> None:
+    pods = _check(client.get(list_path("pods", ns), params={"labelSelector": step.selector}))
+    live = [
+        p
+        for p in pods["items"]
+        if p.get("status", {}).get("phase") not in ("Succeeded", "Failed")
+        and not p["metadata"].get("deletionTimestamp")
+    ]
+    live.sort(key=lambda p: (p["metadata"]["creationTimestamp"], p["metadata"]["name"]))
+    for pod in live[: step.count]:
+        name = pod["metadata"]["name"]
+        status = _pod_status(pod, step)
+        if step.ips:
+            ip = pod.get("status", {}).get("podIP") or _next_ip(client, ns)
+            status["status"] |= {"podIP": ip, "podIPs": [{"ip": ip}]}
+        client.patch(
+            f"{list_path('pods', ns)}/{name}/status",
+            content=json.dumps(status),
+            headers=_MERGE,
+        )
+
+
+def _list(client: httpx.Client, ns: str, kinds: tuple[str, ...]) -> dict[str, list[Any]]:
+    listed: dict[str, list[Any]] = {}
+    for kind in kinds:
+        if kind == "namespace":  # the scenario's namespace itself, or nothing once it is gone
+            response = client.get(f"/api/v1/namespaces/{ns}")
+            listed[kind] = [_check(response)] if response.status_code != 404 else []
+        else:
+            listed[kind] = _check(client.get(list_path(kind, ns)))["items"]
+    return listed
+
+
+def _settle(
+    target: Target,
+    client: httpx.Client,
+    ns: str,
+    scenario: Scenario,
+    step: Settle,
+    norm: SnapshotNormaliser,
+) -> dict[str, Any]:
+    deadline = time.monotonic() + step.timeout
+    last: str | None = None
+    stable_since = time.monotonic()
+    while True:
+        snapshot = norm.snapshot(_list(client, ns, scenario.kinds))
+        text = json.dumps(snapshot, sort_keys=True)
+        now = time.monotonic()
+        if text != last:
+            last, stable_since = text, now
+        elif (now - stable_since >= step.quiet and target.controllers_idle()) or now > deadline:
+            return snapshot
+        time.sleep(0.25)
+
+
+def _run_step(
+    target: Target,
+    client: httpx.Client,
+    ns: str,
+    scenario: Scenario,
+    step: Step,
+    norm: SnapshotNormaliser,
+) -> dict[str, Any] | None:
+    if isinstance(step, Create):
+        response = client.post(_path_of(step.body, ns), json=step.body)
+        if not (step.body["kind"] == "Node" and response.status_code == 409):
+            _check(response)
+    elif isinstance(step, Patch):
+        path = f"{list_path(step.resource, ns)}/{step.name}"
+        if step.subresource:
+            path += f"/{step.subresource}"
+        _check(client.patch(path, content=json.dumps(step.body), headers=_MERGE))
+    elif isinstance(step, Delete):
+        options = {"propagationPolicy": step.propagation} if step.propagation else {}
+        path = f"{list_path(step.resource, ns)}/{step.name}"
+        _check(client.request("DELETE", path, json=options))
+    elif isinstance(step, Kubelet):
+        _kubelet(client, ns, step)
+    elif isinstance(step, Until):
+        deadline = time.monotonic() + step.timeout
+        while time.monotonic() < deadline:
+            if len(_check(client.get(list_path(step.resource, ns)))["items"]) >= step.count:
+                break
+            time.sleep(0.5)
+    elif isinstance(step, DeleteNamespace):
+        _check(client.delete(f"/api/v1/namespaces/{ns}"))
+    else:
+        return _settle(target, client, ns, scenario, step, norm)
+    return None
+
+
+def _wait_for_default_service_account(client: httpx.Client, ns: str) -> None:
+    """Pods can be created only once the namespace has its ``default`` ServiceAccount (on a
+    real server, its admission refuses them before); the serviceaccount controller makes it."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if client.get(f"/api/v1/namespaces/{ns}/serviceaccounts/default").status_code == 200:
+            return
+        time.sleep(0.2)
+
+
+def run_scenario(target: Target, scenario: Scenario, suffix: str = "") -> list[dict[str, Any]]:
+    """Run ``scenario``'s steps against ``target`` in namespace ``scenario.ns + suffix`` (a
+    suffix lets one cluster run a scenario twice); one snapshot per :class:`Settle`."""
+    norm = SnapshotNormaliser()
+    snapshots: list[dict[str, Any]] = []
+    ns = scenario.ns[: 63 - len(suffix)] + suffix
+    with target.client() as client:
+        client.post("/api/v1/namespaces", json={"metadata": {"name": ns}})
+        _wait_for_default_service_account(client, ns)
+        for step in scenario.steps:
+            snapshot = _run_step(target, client, ns, scenario, step, norm)
+            if snapshot is not None:
+                snapshots.append(snapshot)
+    return snapshots

@@ -1,0 +1,63 @@
+"""kcm's controller manager on an embedded API server: what the differential scenarios are
+replayed against.
+
+The server runs in a background thread (its own event loop); ``kcm`` runs as a subprocess with
+``--kubeconfig`` pointing at it, as a user would run it against a cluster.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+from anyio.from_thread import start_blocking_portal
+
+from kcm.apiserver import ApiServer
+from tests.e2e.e2e_harness import kcm_process
+
+from .driver import Target
+
+__all__ = ["kcm_on_embedded_server"]
+
+
+@contextmanager
+def kcm_on_embedded_server(tmp: Path) -> Iterator[Target]:
+    """An embedded server with ``kcm --controllers=*`` managing it; yields the target."""
+    with start_blocking_portal("asyncio") as portal:
+        server = ApiServer()
+        with portal.wrap_async_context_manager(server):
+            kubeconfig = tmp / "kubeconfig"
+            server.write_kubeconfig(kubeconfig)
+            port = _free_port()
+            args = [
+                f"--kubeconfig={kubeconfig}",
+                "--leader-elect=false",
+                f"--secure-port={port}",
+                "--controllers=*",
+            ]
+            metrics = f"http://127.0.0.1:{port}/metrics"
+            with kcm_process(args, tmp / "kcm.log"):
+                _wait_until_serving(metrics, tmp / "kcm.log")
+                yield Target(server.url, server.token, metrics)
+
+
+def _wait_until_serving(url: str, log: Path) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=2.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise AssertionError(f"kcm did not serve {url} within 30 s; its log:\n{log.read_text()}")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port

@@ -1,0 +1,126 @@
+"""The scenario language of the controller differential suite.
+
+A :class:`Scenario` creates objects, plays the kubelet's part (there is none: pods change
+state only when a step says so) and waits for the controllers to settle; each :class:`Settle`
+step takes a *snapshot* of the namespace (the kinds the scenario names), which
+:mod:`snapshot` strips of what differs between two correct controller managers (uids, times,
+resourceVersions, random name suffixes, hash values). The recorder writes the snapshots the Go
+kube-controller-manager reaches into ``golden/<controller>.json``; the test replays every
+scenario with kcm's controllers and compares.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Create",
+    "Delete",
+    "DeleteNamespace",
+    "Kubelet",
+    "Patch",
+    "Scenario",
+    "Settle",
+    "Step",
+    "Until",
+]
+
+
+@dataclass(frozen=True)
+class Create:
+    """POST ``body`` (a dict with apiVersion/kind) into the scenario's namespace (or the
+    cluster, for cluster-scoped kinds: a Node that exists already is left as it is)."""
+
+    body: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Patch:
+    """Merge-patch ``resource`` (a plural known to :data:`snapshot.RESOURCES`) ``name``;
+    ``subresource`` e.g. ``"status"``."""
+
+    resource: str
+    name: str
+    body: dict[str, Any]
+    subresource: str | None = None
+
+
+@dataclass(frozen=True)
+class Delete:
+    """DELETE ``resource``/``name`` with ``propagation`` (``Background``, ``Foreground``,
+    ``Orphan``; None: the server's default)."""
+
+    resource: str
+    name: str
+    propagation: str | None = None
+
+
+@dataclass(frozen=True)
+class Kubelet:
+    """Play the kubelet: move the pods matching ``selector`` (a label selector) that are not
+    terminal yet to ``phase`` — ``Running`` with ``ready`` (the Ready condition), or
+    ``Succeeded``/``Failed`` (with ``exit_code``) — at most ``count`` of them (oldest name
+    first; None: all). ``ips``: a pod without a ``podIP`` gets the next of ``10.1.0.1``,
+    ``10.1.0.2``, ... in the namespace (for Services' endpoints)."""
+
+    selector: str
+    phase: str = "Running"
+    ready: bool = True
+    exit_code: int = 0
+    count: int | None = None
+    ips: bool = False
+
+
+@dataclass(frozen=True)
+class Settle:
+    """Wait until the namespace stops changing (no change for ``quiet`` seconds, at most
+    ``timeout``), then take a snapshot."""
+
+    quiet: float = 2.0
+    timeout: float = 60.0
+
+
+@dataclass(frozen=True)
+class Until:
+    """Wait (at most ``timeout`` seconds) until the namespace holds at least ``count``
+    ``resource`` objects: for what happens at a time, such as a CronJob's next run."""
+
+    resource: str
+    count: int
+    timeout: float = 90.0
+
+
+@dataclass(frozen=True)
+class DeleteNamespace:
+    """Delete the scenario's namespace (the namespace controller empties it)."""
+
+
+Step = Create | Patch | Delete | Kubelet | Settle | Until | DeleteNamespace
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A named script.
+
+    Attributes:
+        id: ``controller/what-it-shows`` (the golden file's key).
+        steps: run in order; every :class:`Settle` gives one snapshot.
+        kinds: the resources (plurals) each snapshot lists.
+        doc: one line.
+    """
+
+    id: str
+    steps: tuple[Step, ...]
+    kinds: tuple[str, ...] = ("deployments", "replicasets", "pods", "events")
+    doc: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def area(self) -> str:
+        return self.id.split("/", 1)[0]
+
+    @property
+    def ns(self) -> str:
+        slug = "".join(c if c.isalnum() else "-" for c in self.id.lower()).strip("-")
+        return f"df-{slug}"[:63].rstrip("-")

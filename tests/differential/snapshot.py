@@ -1,0 +1,214 @@
+"""Take a snapshot of a scenario's namespace and strip what differs between two correct
+controller managers.
+
+Kept: names (random suffixes replaced), labels, annotations, owner references (kind, name,
+controller, blockOwnerDeletion), finalizers, whether a deletion started, ``spec`` (without the
+pod template's spec, which is the API server's defaulting, not the controllers' doing),
+``status`` (condition times dropped), a pod's phase and readiness, and events as
+(object, reason, type, message) with their counts.
+
+Replaced: ``pod-template-hash`` values by ``<hash-N>`` (numbered by the owning ReplicaSet's
+revision, so "the second ReplicaSet" is the same on both sides; kcm's hash values differ from
+Go's by design), uids by ``<uid>``, times by ``<time>``, generated suffixes by ``<rand>``.
+Lists of objects are sorted by their normalised form, so two pods that differ only by their
+random names compare equal as a multiset.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+__all__ = ["RESOURCES", "SnapshotNormaliser", "list_path"]
+
+RESOURCES: dict[str, str] = {
+    "pods": "/api/v1",
+    "services": "/api/v1",
+    "endpoints": "/api/v1",
+    "configmaps": "/api/v1",
+    "secrets": "/api/v1",
+    "serviceaccounts": "/api/v1",
+    "replicationcontrollers": "/api/v1",
+    "events": "/api/v1",
+    "deployments": "/apis/apps/v1",
+    "replicasets": "/apis/apps/v1",
+    "controllerrevisions": "/apis/apps/v1",
+    "jobs": "/apis/batch/v1",
+    "cronjobs": "/apis/batch/v1",
+    "endpointslices": "/apis/discovery.k8s.io/v1",
+}
+"""Plural -> API prefix of every namespaced resource a scenario may create or snapshot."""
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)")
+_DROP_META = {
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "managedFields",
+    "selfLink",
+    "generateName",
+    "deletionGracePeriodSeconds",
+}
+_HASH_LABEL = "pod-template-hash"
+_TRIGGER_TIME = "endpoints.kubernetes.io/last-change-trigger-time"
+"""Dropped: whether a sync still sees a new trigger depends on how pod changes within one
+second fell into syncs (Go's tracker compares whole-second times)."""
+_SCHEDULED = re.compile(r"-\d{8}\b")  # a CronJob's Job names end in its scheduled minute
+
+
+def list_path(resource: str, namespace: str) -> str:
+    return f"{RESOURCES[resource]}/namespaces/{namespace}/{resource}"
+
+
+class SnapshotNormaliser:
+    """One per scenario run: ``<hash-N>`` numbering is kept across the run's snapshots."""
+
+    def __init__(self) -> None:
+        self._hashes: dict[str, str] = {}
+        self._names: dict[str, str] = {}
+
+    # -- learning ------------------------------------------------------------------------
+
+    def learn(self, listed: dict[str, list[dict[str, Any]]]) -> None:
+        """Number new pod-template hashes (by revision, then name) and note generated
+        names."""
+        owners = [*listed.get("replicasets", []), *listed.get("controllerrevisions", [])]
+
+        def revision(obj: dict[str, Any]) -> tuple[int, str]:
+            meta = obj.get("metadata", {})
+            rev = (meta.get("annotations") or {}).get("deployment.kubernetes.io/revision")
+            return (int(rev) if rev and rev.isdigit() else int(obj.get("revision") or 0), "")
+
+        for obj in sorted(owners, key=revision):
+            value = (obj["metadata"].get("labels") or {}).get(_HASH_LABEL)
+            if value and value not in self._hashes:
+                self._hashes[value] = f"<hash-{len(self._hashes) + 1}>"
+        for objects in listed.values():
+            for obj in objects:
+                meta = obj.get("metadata", {})
+                gen, name = meta.get("generateName"), meta.get("name")
+                if gen and name and name.startswith(gen) and name != gen:
+                    self._names[name] = gen + "<rand>"
+
+    # -- normalising ---------------------------------------------------------------------
+
+    def text(self, value: str) -> str:
+        for name, placeholder in sorted(self._names.items(), key=lambda kv: -len(kv[0])):
+            value = value.replace(name, placeholder)
+        for hash_, placeholder in self._hashes.items():
+            value = value.replace(hash_, placeholder)
+        value = _TIME.sub("<time>", value)
+        value = _SCHEDULED.sub("-<scheduled>", value)
+        return _UUID.sub("<uid>", value)
+
+    def value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):  # references carry the per-run namespace and an RV
+            return {
+                self.text(k): self.value(v)
+                for k, v in value.items()
+                if k not in ("namespace", "resourceVersion")
+            }
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        return value
+
+    def object(self, resource: str, obj: dict[str, Any]) -> dict[str, Any]:
+        meta = {k: v for k, v in obj.get("metadata", {}).items() if k not in _DROP_META}
+        meta.pop("namespace", None)
+        if _TRIGGER_TIME in (meta.get("annotations") or {}):
+            meta["annotations"] = {
+                k: v for k, v in meta["annotations"].items() if k != _TRIGGER_TIME
+            } or None
+            if meta["annotations"] is None:
+                del meta["annotations"]
+        if resource == "namespace":
+            meta.pop("name", None)  # df-<scenario>[-suffix]
+            meta.pop("labels", None)  # only kubernetes.io/metadata.name: the name again
+        if meta.get("deletionTimestamp"):
+            meta["deletionTimestamp"] = "<time>"
+        refs = meta.get("ownerReferences")
+        if refs:
+            meta["ownerReferences"] = [{k: v for k, v in r.items() if k != "uid"} for r in refs]
+        out: dict[str, Any] = {"metadata": meta}
+        if resource == "pods":
+            status = obj.get("status") or {}
+            ready = any(
+                c.get("type") == "Ready" and c.get("status") == "True"
+                for c in status.get("conditions") or ()
+            )
+            out["status"] = {"phase": status.get("phase"), "ready": ready}
+        else:
+            for key, item in obj.items():
+                if key not in ("metadata", "apiVersion", "kind"):
+                    out[key] = item
+            _drop_template_spec(out)
+            _drop_condition_times(out.get("status"))
+        normalised: dict[str, Any] = self.value(out)
+        if resource == "endpointslices" and normalised.get("endpoints"):
+            # a slice's endpoints are a set: Go fills slices in map order
+            normalised["endpoints"] = sorted(
+                normalised["endpoints"], key=lambda e: json.dumps(e, sort_keys=True)
+            )
+        if resource == "endpoints" and normalised.get("subsets"):
+            # Go orders subsets by a hash that covers the pods' resourceVersions
+            normalised["subsets"] = sorted(
+                normalised["subsets"], key=lambda e: json.dumps(e, sort_keys=True)
+            )
+        return normalised
+
+    def events(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Events as (object kind and name, reason, type, message) with summed counts."""
+        counts: dict[str, int] = {}
+        for event in events:
+            involved = event.get("involvedObject") or {}
+            key = json.dumps(
+                self.value(
+                    {
+                        "object": f"{involved.get('kind')}/{involved.get('name')}",
+                        "reason": event.get("reason"),
+                        "type": event.get("type"),
+                        "message": event.get("message"),
+                    }
+                ),
+                sort_keys=True,
+            )
+            counts[key] = counts.get(key, 0) + int(event.get("count") or 1)
+        return [dict(json.loads(k), count=n) for k, n in sorted(counts.items())]
+
+    def snapshot(self, listed: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+        self.learn(listed)
+        out: dict[str, Any] = {}
+        for resource, objects in listed.items():
+            if resource == "events":
+                out[resource] = self.events(objects)
+            else:
+                normalised = [self.object(resource, o) for o in objects]
+                out[resource] = sorted(normalised, key=lambda o: json.dumps(o, sort_keys=True))
+        return out
+
+
+def _drop_template_spec(obj: dict[str, Any]) -> None:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    template = spec.get("template")
+    if isinstance(template, dict):
+        template.pop("spec", None)
+    job_template = spec.get("jobTemplate")
+    if isinstance(job_template, dict):
+        _drop_template_spec(job_template)
+
+
+def _drop_condition_times(status: Any) -> None:
+    """Drop condition times and order conditions by type (the order they were first set in
+    depends on timing)."""
+    if not isinstance(status, dict) or not status.get("conditions"):
+        return
+    for condition in status["conditions"]:
+        for key in ("lastTransitionTime", "lastUpdateTime", "lastProbeTime"):
+            condition.pop(key, None)
+    status["conditions"] = sorted(status["conditions"], key=lambda c: str(c.get("type")))
