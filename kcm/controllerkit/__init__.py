@@ -19,13 +19,19 @@ pieces. The families:
   (:func:`calculate_replica_status`).
 * **ControllerRevision history**: :class:`History` and the pure helpers around it
   (:func:`new_controller_revision`, :func:`hash_controller_revision`, ...), for controllers that
-  keep revisions of their template (DaemonSet, StatefulSet).
+  keep revisions of their template (DaemonSet, StatefulSet); :func:`template_patch` and
+  :func:`template_from_patch` are a pod template as revision data, and back.
 * **Service endpoints**: a pod as an endpoint (:func:`should_pod_be_in_endpoints`,
   :func:`find_port`, :func:`should_set_hostname`), the Services a pod event concerns
   (:func:`services_to_update_on_pod_change`), the last-change trigger time
   (:class:`TriggerTimeTracker`), and for EndpointSlice writers the endpoint identity
   (:class:`EndpointSet`), port groups and the generations they wrote
   (:class:`EndpointSliceTracker`).
+* **Placing pods on nodes**: taints against tolerations (:func:`tolerates_taint`,
+  :func:`untolerated_taint`, :func:`add_or_update_toleration`) and node affinity
+  (:func:`required_node_affinity_matches`, :func:`node_selector_matches`), for the DaemonSet
+  controller and schedulers; :func:`compute_template_hash`, the pod template hash of Deployments
+  and DaemonSets.
 * **Small shared answers**: :func:`is_namespace_terminating` (a create refused by a
   terminating namespace), :func:`finished_condition`/:func:`is_finished` (Jobs),
   :func:`safe_encode_string` (hashes as text), and :func:`root_ca`/:func:`read_root_ca` (the
@@ -63,6 +69,10 @@ from ._history import sort_controller_revisions as sort_controller_revisions
 from ._job_status import finished_condition as finished_condition
 from ._job_status import is_finished as is_finished
 from ._namespaces import is_namespace_terminating as is_namespace_terminating
+from ._node_affinity import NODE_NAME_FIELD as NODE_NAME_FIELD
+from ._node_affinity import node_selector_matches as node_selector_matches
+from ._node_affinity import node_selector_term_matches as node_selector_term_matches
+from ._node_affinity import required_node_affinity_matches as required_node_affinity_matches
 from ._pod_endpoints import find_port as find_port
 from ._pod_endpoints import is_ipv6 as is_ipv6
 from ._pod_endpoints import is_pod_finished as is_pod_finished
@@ -100,6 +110,24 @@ from ._services import services_for_pod as services_for_pod
 from ._services import services_to_update_on_pod_change as services_to_update_on_pod_change
 from ._slow_start import SLOW_START_INITIAL_BATCH_SIZE as SLOW_START_INITIAL_BATCH_SIZE
 from ._slow_start import slow_start_batch as slow_start_batch
+from ._taints import NO_EXECUTE as NO_EXECUTE
+from ._taints import NO_SCHEDULE as NO_SCHEDULE
+from ._taints import PREFER_NO_SCHEDULE as PREFER_NO_SCHEDULE
+from ._taints import TAINT_NODE_DISK_PRESSURE as TAINT_NODE_DISK_PRESSURE
+from ._taints import TAINT_NODE_MEMORY_PRESSURE as TAINT_NODE_MEMORY_PRESSURE
+from ._taints import TAINT_NODE_NETWORK_UNAVAILABLE as TAINT_NODE_NETWORK_UNAVAILABLE
+from ._taints import TAINT_NODE_NOT_READY as TAINT_NODE_NOT_READY
+from ._taints import TAINT_NODE_PID_PRESSURE as TAINT_NODE_PID_PRESSURE
+from ._taints import TAINT_NODE_UNREACHABLE as TAINT_NODE_UNREACHABLE
+from ._taints import TAINT_NODE_UNSCHEDULABLE as TAINT_NODE_UNSCHEDULABLE
+from ._taints import add_or_update_toleration as add_or_update_toleration
+from ._taints import taint_text as taint_text
+from ._taints import tolerates_taint as tolerates_taint
+from ._taints import untolerated_taint as untolerated_taint
+from ._template_hash import compute_template_hash as compute_template_hash
+from ._template_hash import prune_empty as prune_empty
+from ._template_revision import template_from_patch as template_from_patch
+from ._template_revision import template_patch as template_patch
 from ._trigger_time import (
     LAST_CHANGE_TRIGGER_TIME_ANNOTATION as LAST_CHANGE_TRIGGER_TIME_ANNOTATION,
 )
@@ -114,12 +142,23 @@ __all__ = [
     "LAST_CHANGE_TRIGGER_TIME_ANNOTATION",
     "LEADER_ELECTION_ANNOTATION",
     "MANAGED_BY_LABEL",
+    "NODE_NAME_FIELD",
+    "NO_EXECUTE",
+    "NO_SCHEDULE",
     "POD_DELETION_COST_ANNOTATION",
+    "PREFER_NO_SCHEDULE",
     "REPLICA_FAILURE",
     "SAFE_ALPHABET",
     "SERVICE_NAME_LABEL",
     "SKIP_MIRROR_LABEL",
     "SLOW_START_INITIAL_BATCH_SIZE",
+    "TAINT_NODE_DISK_PRESSURE",
+    "TAINT_NODE_MEMORY_PRESSURE",
+    "TAINT_NODE_NETWORK_UNAVAILABLE",
+    "TAINT_NODE_NOT_READY",
+    "TAINT_NODE_PID_PRESSURE",
+    "TAINT_NODE_UNREACHABLE",
+    "TAINT_NODE_UNSCHEDULABLE",
     "ControllerExpectations",
     "ControllerRefManager",
     "EndpointSet",
@@ -131,8 +170,10 @@ __all__ = [
     "StaleInformerCache",
     "TriggerTimeTracker",
     "UIDTrackingControllerExpectations",
+    "add_or_update_toleration",
     "calculate_replica_status",
     "compare_pods_for_deletion",
+    "compute_template_hash",
     "controller_revision_name",
     "desired_replicas",
     "endpoint_key",
@@ -153,6 +194,8 @@ __all__ = [
     "is_pod_ready",
     "managed_by",
     "new_controller_revision",
+    "node_selector_matches",
+    "node_selector_term_matches",
     "pod_deletion_cost",
     "pod_endpoints_changed",
     "pod_from_template",
@@ -162,9 +205,11 @@ __all__ = [
     "pod_target_ref",
     "pods_to_delete",
     "port_map_key",
+    "prune_empty",
     "rank_pods_for_deletion",
     "read_root_ca",
     "recheck_deletion_timestamp",
+    "required_node_affinity_matches",
     "root_ca",
     "safe_encode_string",
     "service_ip_set",
@@ -176,4 +221,9 @@ __all__ = [
     "should_set_hostname",
     "slow_start_batch",
     "sort_controller_revisions",
+    "taint_text",
+    "template_from_patch",
+    "template_patch",
+    "tolerates_taint",
+    "untolerated_taint",
 ]

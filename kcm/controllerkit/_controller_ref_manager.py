@@ -95,6 +95,9 @@ class ControllerRefManager(Generic[T]):
             production: the cached owner may already be deleted). None: no check.
         finalizers: added to each child in the adoption patch and removed on release (Job's
             tracking finalizer).
+        filter: a further test a child must pass besides the selector (StatefulSet: its
+            name is ``<set>-<ordinal>``); a child of ours that fails it is released, an
+            orphan that fails it is left alone (client-go's ``ClaimPods`` filters).
         strategic: use strategic merge patches (built-in kinds) instead of JSON patches of
             the whole ``ownerReferences`` list (custom resources, which take no strategic
             merge). Default: strategic for typed models of built-in API groups.
@@ -117,6 +120,7 @@ class ControllerRefManager(Generic[T]):
         can_adopt: Callable[[], Awaitable[None]] | None,
         finalizers: Sequence[str] = (),
         strategic: bool | None = None,
+        filter: Callable[[T], bool] | None = None,
     ) -> None:
         self._api = api
         self._owner = owner
@@ -127,6 +131,7 @@ class ControllerRefManager(Generic[T]):
         self._can_adopt_done = False
         self._can_adopt_error: Exception | None = None
         self._finalizers = tuple(finalizers)
+        self._filter = filter
         if strategic is None:
             strategic = api.model is not Unstructured and _is_builtin_group(api.resource.group)
         self._strategic = strategic
@@ -137,7 +142,9 @@ class ControllerRefManager(Generic[T]):
         return self._owner
 
     def _match(self, child: T) -> bool:
-        return self._selector.matches(child.metadata.labels)
+        if not self._selector.matches(child.metadata.labels):
+            return False
+        return self._filter is None or self._filter(child)
 
     async def claim(self, children: Iterable[T]) -> list[T]:
         """Claim ``children``: keep what we own and still match, adopt matching orphans,

@@ -214,6 +214,13 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 5,
             ),
             ControllerSpec(
+                "daemonset",
+                "daemonset",
+                "Runs a DaemonSet's pod on every node it fits (taints, affinity, rolling update).",
+                "--concurrent-daemonset-syncs",
+                2,
+            ),
+            ControllerSpec(
                 "deployment",
                 "deployment",
                 "Rolls Deployments out through ReplicaSets (rolling update, recreate, rollback).",
@@ -368,6 +375,13 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                     _ROOT_CA_FILE,
                 ),
                 start_order=-1,
+            ),
+            ControllerSpec(
+                "statefulset",
+                "statefulset",
+                "Runs StatefulSets' pods in order, with stable names and storage.",
+                "--concurrent-statefulset-syncs",
+                5,
             ),
             ControllerSpec(
                 "ttl-after-finished",

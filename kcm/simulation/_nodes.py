@@ -4,7 +4,9 @@ A kubelet proves it is alive two ways: it renews its Lease in ``kube-node-lease`
 (what the node lifecycle controller watches) and refreshes the Node's conditions less often.
 :class:`NodeSimulator` does both for ``config.nodes`` nodes. A simulated Node deleted by
 someone else stays deleted (a real kubelet does not re-register either), so deleting one is a
-way to watch podgc clean up its pods.
+way to watch podgc clean up its pods. A Node named ``<prefix><n>`` (``n`` above the count) and
+labelled ``kcm.dev/simulated=true`` that someone creates is run too, from the next heartbeat:
+that is how a node is added at run time.
 """
 
 from __future__ import annotations
@@ -281,13 +283,32 @@ class NodeSimulator:
             subresource="status",
         )
 
+    async def _added_nodes(self) -> list[tuple[int, str]]:
+        """Nodes added at run time: ``<node_prefix><n>`` with ``n`` above ``nodes``, created by
+        someone else with the :data:`SIMULATED_LABEL` label (``kubectl create``); from their
+        first heartbeat on they are run as the configured ones. Best effort: a failed LIST
+        just skips them for this beat."""
+        try:
+            listed = await self._nodes.list(label_selector=f"{SIMULATED_LABEL}=true")
+        except (ApiError, KcmError) as exc:
+            logger.warning("could not list simulated nodes: %s", exc)
+            return []
+        added = []
+        for node in listed.items:
+            name = node.metadata.name or ""
+            number = name.removeprefix(self._config.node_prefix)
+            if name != number and number.isdigit() and int(number) > self._config.nodes:
+                added.append((int(number), name))
+                self._gone.discard(name)  # created (again) by someone: run it
+        return sorted(added)
+
     async def beat(self) -> None:
         """One heartbeat: register missing nodes, renew every Lease, and refresh the Ready
         conditions when ``status_period`` has passed. Errors are logged, never raised."""
         refresh = self._clock.monotonic() - self._last_status >= self._config.status_period
         if refresh:
             self._last_status = self._clock.monotonic()
-        for index, name in enumerate(self.names, start=1):
+        for index, name in [*enumerate(self.names, start=1), *await self._added_nodes()]:
             if name in self._gone:
                 continue
             try:

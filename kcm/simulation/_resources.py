@@ -1,4 +1,5 @@
-"""Pod resource requests and node fit, the little of kube-scheduler the simulation needs."""
+"""Pod resource requests and node readiness, the little of kube-scheduler the simulation needs
+(its filters are in :mod:`._filters`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from decimal import Decimal
 
 from kcm.models import Node, Pod, parse_quantity
 
-__all__ = ["TERMINAL_PHASES", "node_is_ready", "pod_requests", "tolerates", "untolerated_taint"]
+__all__ = ["TERMINAL_PHASES", "node_is_ready", "pod_requests"]
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 
@@ -42,26 +43,3 @@ def node_is_ready(node: Node) -> bool:
     """Whether the node's Ready condition is True."""
     conditions = (node.status.conditions if node.status else None) or []
     return any(c.type == "Ready" and c.status == "True" for c in conditions)
-
-
-def tolerates(pod: Pod, key: str | None, value: str | None, effect: str | None) -> bool:
-    """Whether one of the pod's tolerations matches the taint."""
-    for t in (pod.spec.tolerations if pod.spec else None) or []:
-        if t.effect and t.effect != effect:
-            continue
-        if t.operator == "Exists":
-            if not t.key or t.key == key:
-                return True
-        elif t.key == key and (t.value or "") == (value or ""):
-            return True
-    return False
-
-
-def untolerated_taint(pod: Pod, node: Node) -> str | None:
-    """The first NoSchedule/NoExecute taint of ``node`` the pod does not tolerate."""
-    for taint in (node.spec.taints if node.spec else None) or []:
-        if taint.effect in ("NoSchedule", "NoExecute") and not tolerates(
-            pod, taint.key, taint.value, taint.effect
-        ):
-            return f"{taint.key}={taint.value or ''}:{taint.effect}"
-    return None

@@ -1,14 +1,17 @@
-"""A trivial scheduler: bind pending pods to simulated nodes through ``pods/binding``.
+"""A small scheduler: bind pending pods to simulated nodes through ``pods/binding``.
 
-Filters as kube-scheduler's basics do (node Ready and schedulable, taints tolerated,
-``nodeSelector`` matched, pod count, CPU and memory requests within allocatable) and picks
-the node with the fewest pods, so replicas spread. Only pods for ``default-scheduler`` are
-taken and only simulated nodes are used. A pod that fits nowhere gets ``PodScheduled=False``
-with reason ``Unschedulable`` and is retried when nodes change, pods go away, or after a
-while.
+Filters as kube-scheduler's basic plugins do (:mod:`._filters`): node Ready, not cordoned
+unless the pod tolerates it, NoSchedule/NoExecute taints tolerated, ``nodeSelector`` and
+required node affinity matched (so a DaemonSet's pod lands on the node it is pinned to), pod
+count, CPU and memory requests within allocatable, and required pod anti-affinity (either
+way, per topology domain). It picks the node with the fewest pods, so replicas spread. Only
+pods for ``default-scheduler`` are taken and only simulated nodes are used. A pod that fits
+nowhere gets ``PodScheduled=False`` with reason ``Unschedulable`` and is retried when nodes
+change (labelled, tainted, cordoned, added), pods go away, or after a while.
 
 Binds issued but not yet seen in the informer are *assumed* (as kube-scheduler does): they
-count against their node, so concurrent workers never overfill one.
+count against their node, for capacity and anti-affinity, so concurrent workers never
+overfill one.
 """
 
 from __future__ import annotations
@@ -43,7 +46,13 @@ from kcm.models import (
 from kcm.runtime import Controller, Request, Result, enqueue_mapped, enqueue_object, predicate
 
 from ._config import SIMULATED_LABEL, SimulationConfig
-from ._resources import TERMINAL_PHASES, node_is_ready, pod_requests, untolerated_taint
+from ._filters import (
+    anti_affinity_reason,
+    node_affinity_reason,
+    taint_reason,
+    unschedulable_reason,
+)
+from ._resources import TERMINAL_PHASES, node_is_ready, pod_requests
 
 __all__ = [
     "NODE_NAME_INDEX",
@@ -90,6 +99,7 @@ class _Assumed:
     node: str
     cpu: Decimal
     memory: Decimal
+    pod: Pod
 
 
 def _wants_scheduling(pod: Pod) -> bool:
@@ -196,14 +206,21 @@ class Scheduler:
             return "not simulated"
         if node.metadata.deletion_timestamp is not None or not node_is_ready(node):
             return "node(s) were not ready"
-        if node.spec and node.spec.unschedulable:
-            return "node(s) were unschedulable"
-        if untolerated_taint(pod, node):
-            return "node(s) had untolerated taint(s)"
-        selector = (pod.spec.node_selector if pod.spec else None) or {}
-        if any(labels.get(k) != v for k, v in selector.items()):
-            return "node(s) didn't match Pod's node affinity/selector"
-        return None
+        return (
+            unschedulable_reason(pod, node)
+            or taint_reason(pod, node)
+            or node_affinity_reason(pod, node)
+        )
+
+    def _pods_on(self, node: str) -> list[Pod]:
+        """The live pods bound, or assumed to be bound, to ``node``."""
+        bound = [
+            p
+            for p in self._pods.by_index(NODE_NAME_INDEX, node)
+            if (p.status.phase if p.status else None) not in TERMINAL_PHASES
+            and object_key(p) not in self._assumed
+        ]
+        return bound + [a.pod for a in self._assumed.values() if a.node == node]
 
     def pick_node(self, pod: Pod) -> tuple[str | None, str]:
         """The node to bind ``pod`` to (fewest pods first, then name), or None and
@@ -215,9 +232,12 @@ class Scheduler:
         for node in nodes:
             name = node.metadata.name or ""
             reason = self._why_not(pod, node)
+            count = 0
             if reason is None:
                 count, used_cpu, used_memory = self._usage(name)
                 reason = _over_capacity(node, count + 1, used_cpu + cpu, used_memory + memory)
+            if reason is None:
+                reason = anti_affinity_reason(pod, node, nodes, self._pods_on)
                 if reason is None:
                     candidates.append((count, name))
             if reason is not None:
@@ -242,7 +262,7 @@ class Scheduler:
             await self._mark_unschedulable(pod, reason)
             return Result(requeue_after=UNSCHEDULABLE_RETRY)
         cpu, memory = pod_requests(pod)
-        self._assumed[request] = _Assumed(node, cpu, memory)  # before any await
+        self._assumed[request] = _Assumed(node, cpu, memory, pod)  # before any await
         binding = Binding(
             metadata=ObjectMeta(name=request.name, uid=pod.metadata.uid),
             target=ObjectReference(api_version="v1", kind="Node", name=node),

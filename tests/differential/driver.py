@@ -16,17 +16,21 @@ from typing import Any
 import httpx
 
 from .scenario import (
+    Bind,
     Create,
+    CreateNode,
     Delete,
     DeleteNamespace,
+    DeleteNode,
     Kubelet,
     Patch,
+    PatchNode,
     Scenario,
     Settle,
     Step,
     Until,
 )
-from .snapshot import RESOURCES, SnapshotNormaliser, list_path
+from .snapshot import RESOURCES, SnapshotNormaliser, list_path, pinned_node
 
 __all__ = ["Target", "run_scenario"]
 
@@ -162,6 +166,120 @@ def _kubelet(client: httpx.Client, ns: str, step: Kubelet) -> None:
         )
 
 
+_LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
+_LIFECYCLE_TAINTS = {"node.kubernetes.io/unschedulable"}
+
+
+def _micro_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class _Nodes:
+    """The scenario's Nodes and their kubelet: a Ready heartbeat, a Lease renewed every few
+    seconds while the scenario runs (so the node lifecycle controller never finds them
+    unreachable), deleted when it ends."""
+
+    RENEW_EVERY = 5.0
+
+    def __init__(self, client: httpx.Client) -> None:
+        self._client = client
+        self.names: list[str] = []
+        self._renewed = time.monotonic()
+
+    def create(self, step: CreateNode) -> None:
+        body = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": step.name, "labels": dict(step.labels)},
+            "spec": {"taints": [dict(t) for t in step.taints], "unschedulable": step.unschedulable},
+        }
+        _check(self._client.post("/api/v1/nodes", json=body))
+        self.names.append(step.name)
+        now = _now()
+        ready = {
+            "type": "Ready",
+            "status": "True",
+            "reason": "KubeletReady",
+            "message": "kubelet is posting ready status",
+            "lastHeartbeatTime": now,
+            "lastTransitionTime": now,
+        }
+        _check(
+            self._client.patch(
+                f"/api/v1/nodes/{step.name}/status",
+                content=json.dumps({"status": {"conditions": [ready]}}),
+                headers=_MERGE,
+            )
+        )
+        lease = {
+            "metadata": {"name": step.name},
+            "spec": {
+                "holderIdentity": step.name,
+                "leaseDurationSeconds": 40,
+                "renewTime": _micro_now(),
+            },
+        }
+        self._client.post(_LEASES, json=lease)  # best effort: only a lifecycle controller reads it
+        self._wait_for_taints(step)
+
+    def _wait_for_taints(self, step: CreateNode) -> None:
+        want = sorted(json.dumps(t, sort_keys=True) for t in step.taints)
+        deadline = time.monotonic() + 30
+        while True:
+            node = _check(self._client.get(f"/api/v1/nodes/{step.name}"))
+            have = sorted(
+                json.dumps({k: v for k, v in t.items() if k != "timeAdded"}, sort_keys=True)
+                for t in node.get("spec", {}).get("taints") or ()
+                if t.get("key") not in _LIFECYCLE_TAINTS
+            )
+            if have == want:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"node {step.name} has taints {have}, expected {want}")
+            time.sleep(0.25)
+
+    def renew_if_due(self) -> None:
+        if not self.names or time.monotonic() - self._renewed < self.RENEW_EVERY:
+            return
+        self._renewed = time.monotonic()
+        renewal = json.dumps({"spec": {"renewTime": _micro_now()}})
+        for name in self.names:
+            self._client.patch(f"{_LEASES}/{name}", content=renewal, headers=_MERGE)
+
+    def delete_all(self, ns: str) -> None:
+        """Delete the scenario's DaemonSets first (waiting until they are gone), so they do not
+        also run on the next scenario's nodes and slow its controller down, then the nodes."""
+        if not self.names:
+            return
+        daemon_sets = list_path("daemonsets", ns)
+        self._client.delete(daemon_sets)
+        deadline = time.monotonic() + 30
+        while self._client.get(daemon_sets).json().get("items") and time.monotonic() < deadline:
+            time.sleep(0.25)
+        for name in self.names:
+            self._client.delete(f"/api/v1/nodes/{name}")
+            self._client.delete(f"{_LEASES}/{name}")
+        self.names.clear()
+
+
+def _bind(client: httpx.Client, ns: str, step: Bind) -> None:
+    pods = _check(client.get(list_path("pods", ns), params={"labelSelector": step.selector}))
+    for pod in pods["items"]:
+        if pod["spec"].get("nodeName") or pod["metadata"].get("deletionTimestamp"):
+            continue
+        node = pinned_node(pod)
+        assert node, f"pod {pod['metadata']['name']} is pinned to no node"
+        binding = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": pod["metadata"]["name"]},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        }
+        _check(
+            client.post(f"{list_path('pods', ns)}/{pod['metadata']['name']}/binding", json=binding)
+        )
+
+
 def _list(client: httpx.Client, ns: str, kinds: tuple[str, ...]) -> dict[str, list[Any]]:
     listed: dict[str, list[Any]] = {}
     for kind in kinds:
@@ -180,11 +298,13 @@ def _settle(
     scenario: Scenario,
     step: Settle,
     norm: SnapshotNormaliser,
+    nodes: _Nodes,
 ) -> dict[str, Any]:
     deadline = time.monotonic() + step.timeout
     last: str | None = None
     stable_since = time.monotonic()
     while True:
+        nodes.renew_if_due()
         snapshot = norm.snapshot(_list(client, ns, scenario.kinds))
         text = json.dumps(snapshot, sort_keys=True)
         now = time.monotonic()
@@ -202,7 +322,9 @@ def _run_step(
     scenario: Scenario,
     step: Step,
     norm: SnapshotNormaliser,
+    nodes: _Nodes,
 ) -> dict[str, Any] | None:
+    nodes.renew_if_due()
     if isinstance(step, Create):
         response = client.post(_path_of(step.body, ns), json=step.body)
         if not (step.body["kind"] == "Node" and response.status_code == 409):
@@ -223,11 +345,21 @@ def _run_step(
         while time.monotonic() < deadline:
             if len(_check(client.get(list_path(step.resource, ns)))["items"]) >= step.count:
                 break
+            nodes.renew_if_due()
             time.sleep(0.5)
     elif isinstance(step, DeleteNamespace):
         _check(client.delete(f"/api/v1/namespaces/{ns}"))
+    elif isinstance(step, CreateNode):
+        nodes.create(step)
+    elif isinstance(step, PatchNode):
+        path = f"/api/v1/nodes/{step.name}"
+        _check(client.patch(path, content=json.dumps(step.body), headers=_MERGE))
+    elif isinstance(step, DeleteNode):
+        _check(client.delete(f"/api/v1/nodes/{step.name}"))
+    elif isinstance(step, Bind):
+        _bind(client, ns, step)
     else:
-        return _settle(target, client, ns, scenario, step, norm)
+        return _settle(target, client, ns, scenario, step, norm, nodes)
     return None
 
 
@@ -244,14 +376,18 @@ def _wait_for_default_service_account(client: httpx.Client, ns: str) -> None:
 def run_scenario(target: Target, scenario: Scenario, suffix: str = "") -> list[dict[str, Any]]:
     """Run ``scenario``'s steps against ``target`` in namespace ``scenario.ns + suffix`` (a
     suffix lets one cluster run a scenario twice); one snapshot per :class:`Settle`."""
-    norm = SnapshotNormaliser()
     snapshots: list[dict[str, Any]] = []
     ns = scenario.ns[: 63 - len(suffix)] + suffix
+    norm = SnapshotNormaliser(namespace=ns, pod_nodes=bool(scenario.extra.get("pod_nodes")))
     with target.client() as client:
         client.post("/api/v1/namespaces", json={"metadata": {"name": ns}})
         _wait_for_default_service_account(client, ns)
-        for step in scenario.steps:
-            snapshot = _run_step(target, client, ns, scenario, step, norm)
-            if snapshot is not None:
-                snapshots.append(snapshot)
+        nodes = _Nodes(client)
+        try:
+            for step in scenario.steps:
+                snapshot = _run_step(target, client, ns, scenario, step, norm, nodes)
+                if snapshot is not None:
+                    snapshots.append(snapshot)
+        finally:
+            nodes.delete_all(ns)
     return snapshots

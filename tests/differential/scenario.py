@@ -15,11 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "Bind",
     "Create",
+    "CreateNode",
     "Delete",
     "DeleteNamespace",
+    "DeleteNode",
     "Kubelet",
     "Patch",
+    "PatchNode",
     "Scenario",
     "Settle",
     "Step",
@@ -96,7 +100,58 @@ class DeleteNamespace:
     """Delete the scenario's namespace (the namespace controller empties it)."""
 
 
-Step = Create | Patch | Delete | Kubelet | Settle | Until | DeleteNamespace
+@dataclass(frozen=True)
+class CreateNode:
+    """Create a Node (cluster-scoped; deleted again when the scenario ends) and play its
+    kubelet: a Ready condition with a fresh heartbeat and a Lease in ``kube-node-lease``
+    renewed while the scenario runs, so a node lifecycle controller leaves it alone. The step
+    returns once the node carries exactly ``taints`` (kube-apiserver's admission first adds
+    ``node.kubernetes.io/not-ready:NoSchedule``, which the node lifecycle controller removes
+    once it sees the node Ready; the ``unschedulable`` taint it adds to a cordoned node is not
+    counted). Use names no other scenario uses."""
+
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: tuple[dict[str, str], ...] = ()
+    unschedulable: bool = False
+
+
+@dataclass(frozen=True)
+class PatchNode:
+    """Merge-patch the Node ``name`` (labels, taints, ``unschedulable``)."""
+
+    name: str
+    body: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class DeleteNode:
+    """Delete the Node ``name``."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Bind:
+    """Play the scheduler: bind the unbound pods matching ``selector`` to the node their
+    required node affinity pins them to (a DaemonSet's ``metadata.name`` term)."""
+
+    selector: str
+
+
+Step = (
+    Create
+    | Patch
+    | Delete
+    | Kubelet
+    | Settle
+    | Until
+    | DeleteNamespace
+    | CreateNode
+    | PatchNode
+    | DeleteNode
+    | Bind
+)
 
 
 @dataclass(frozen=True)

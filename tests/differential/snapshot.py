@@ -4,12 +4,18 @@ controller managers.
 Kept: names (random suffixes replaced), labels, annotations, owner references (kind, name,
 controller, blockOwnerDeletion), finalizers, whether a deletion started, ``spec`` (without the
 pod template's spec, which is the API server's defaulting, not the controllers' doing),
-``status`` (condition times dropped), a pod's phase and readiness, and events as
-(object, reason, type, message) with their counts.
+``status`` (condition times dropped), a pod's phase and readiness (and the hostname,
+subdomain and claim volumes a StatefulSet gives it), and events as (object, reason, type,
+message) with their counts.
 
-Replaced: ``pod-template-hash`` values by ``<hash-N>`` (numbered by the owning ReplicaSet's
-revision, so "the second ReplicaSet" is the same on both sides; kcm's hash values differ from
-Go's by design), uids by ``<uid>``, times by ``<time>``, generated suffixes by ``<rand>``.
+Replaced: ``pod-template-hash`` values and a DaemonSet's ``controller-revision-hash`` values by
+``<hash-N>`` (numbered by the owning ReplicaSet's or ControllerRevision's revision, so "the
+second ReplicaSet" is the same on both sides; kcm's template hash values differ from Go's by
+design, while a StatefulSet's revision names are Go's byte for byte and kept), uids by
+``<uid>``, times by ``<time>``, generated suffixes by ``<rand>``, the run's namespace (which
+carries the recording's suffix) by ``<ns>``. A ControllerRevision's ``data`` loses its pod
+template's spec, as workloads do. A scenario may ask for each pod's node (its ``nodeName``, or
+the node its affinity pins it to: where a DaemonSet placed it).
 Lists of objects are sorted by their normalised form, so two pods that differ only by their
 random names compare equal as a multiset.
 """
@@ -20,13 +26,14 @@ import json
 import re
 from typing import Any
 
-__all__ = ["RESOURCES", "SnapshotNormaliser", "list_path"]
+__all__ = ["RESOURCES", "SnapshotNormaliser", "list_path", "pinned_node"]
 
 RESOURCES: dict[str, str] = {
     "pods": "/api/v1",
     "services": "/api/v1",
     "endpoints": "/api/v1",
     "configmaps": "/api/v1",
+    "persistentvolumeclaims": "/api/v1",
     "secrets": "/api/v1",
     "serviceaccounts": "/api/v1",
     "replicationcontrollers": "/api/v1",
@@ -34,6 +41,8 @@ RESOURCES: dict[str, str] = {
     "deployments": "/apis/apps/v1",
     "replicasets": "/apis/apps/v1",
     "controllerrevisions": "/apis/apps/v1",
+    "statefulsets": "/apis/apps/v1",
+    "daemonsets": "/apis/apps/v1",
     "jobs": "/apis/batch/v1",
     "cronjobs": "/apis/batch/v1",
     "endpointslices": "/apis/discovery.k8s.io/v1",
@@ -51,10 +60,13 @@ _DROP_META = {
     "generateName",
     "deletionGracePeriodSeconds",
 }
-_HASH_LABEL = "pod-template-hash"
+_HASH_LABELS = ("pod-template-hash", "controller-revision-hash")
 _TRIGGER_TIME = "endpoints.kubernetes.io/last-change-trigger-time"
 """Dropped: whether a sync still sees a new trigger depends on how pod changes within one
 second fell into syncs (Go's tracker compares whole-second times)."""
+_GENERATED = re.compile(r"[bcdfghjklmnpqrstvwxz2456789]{5}")
+"""The random suffix the API server adds to ``generateName``; a name set explicitly beside a
+``generateName`` (a StatefulSet's ``web-0``) is kept."""
 _SCHEDULED = re.compile(r"-\d{8}\b")  # a CronJob's Job names end in its scheduled minute
 
 
@@ -62,19 +74,46 @@ def list_path(resource: str, namespace: str) -> str:
     return f"{RESOURCES[resource]}/namespaces/{namespace}/{resource}"
 
 
-class SnapshotNormaliser:
-    """One per scenario run: ``<hash-N>`` numbering is kept across the run's snapshots."""
+def pinned_node(pod: dict[str, Any]) -> str | None:
+    """The node a pod is bound to, else the one its required node affinity pins it to by
+    ``metadata.name`` (a DaemonSet's pods before a scheduler binds them)."""
+    spec = pod.get("spec") or {}
+    if spec.get("nodeName"):
+        return str(spec["nodeName"])
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
+    for term in required.get("nodeSelectorTerms") or ():
+        for expr in term.get("matchFields") or ():
+            if expr.get("key") == "metadata.name" and expr.get("operator") == "In":
+                values = expr.get("values") or []
+                return str(values[0]) if len(values) == 1 else None
+    return None
 
-    def __init__(self) -> None:
+
+class SnapshotNormaliser:
+    """One per scenario run: ``<hash-N>`` numbering is kept across the run's snapshots.
+
+    Args:
+        namespace: the run's namespace, replaced by ``<ns>`` in text.
+        pod_nodes: keep each pod's node (:func:`pinned_node`) as ``node``.
+    """
+
+    def __init__(self, *, namespace: str = "", pod_nodes: bool = False) -> None:
         self._hashes: dict[str, str] = {}
         self._names: dict[str, str] = {}
+        self._namespace = namespace
+        self._pod_nodes = pod_nodes
 
     # -- learning ------------------------------------------------------------------------
 
     def learn(self, listed: dict[str, list[dict[str, Any]]]) -> None:
         """Number new pod-template hashes (by revision, then name) and note generated
         names."""
-        owners = [*listed.get("replicasets", []), *listed.get("controllerrevisions", [])]
+        owners = [
+            *listed.get("replicasets", []),
+            *(r for r in listed.get("controllerrevisions", []) if _owned_by_daemon_set(r)),
+        ]
 
         def revision(obj: dict[str, Any]) -> tuple[int, str]:
             meta = obj.get("metadata", {})
@@ -82,23 +121,28 @@ class SnapshotNormaliser:
             return (int(rev) if rev and rev.isdigit() else int(obj.get("revision") or 0), "")
 
         for obj in sorted(owners, key=revision):
-            value = (obj["metadata"].get("labels") or {}).get(_HASH_LABEL)
-            if value and value not in self._hashes:
-                self._hashes[value] = f"<hash-{len(self._hashes) + 1}>"
+            for label in _HASH_LABELS:
+                value = (obj["metadata"].get("labels") or {}).get(label)
+                if value and value not in self._hashes:
+                    self._hashes[value] = f"<hash-{len(self._hashes) + 1}>"
         for objects in listed.values():
             for obj in objects:
                 meta = obj.get("metadata", {})
                 gen, name = meta.get("generateName"), meta.get("name")
-                if gen and name and name.startswith(gen) and name != gen:
+                if gen and name and name.startswith(gen) and _GENERATED.fullmatch(name[len(gen) :]):
                     self._names[name] = gen + "<rand>"
 
     # -- normalising ---------------------------------------------------------------------
 
     def text(self, value: str) -> str:
+        if self._namespace:
+            value = value.replace(self._namespace, "<ns>")
         for name, placeholder in sorted(self._names.items(), key=lambda kv: -len(kv[0])):
             value = value.replace(name, placeholder)
         for hash_, placeholder in self._hashes.items():
             value = value.replace(hash_, placeholder)
+        if self._namespace:
+            value = value.replace(self._namespace, "<ns>")
         value = _TIME.sub("<time>", value)
         value = _SCHEDULED.sub("-<scheduled>", value)
         return _UUID.sub("<uid>", value)
@@ -141,6 +185,11 @@ class SnapshotNormaliser:
                 for c in status.get("conditions") or ()
             )
             out["status"] = {"phase": status.get("phase"), "ready": ready}
+            identity = _pod_identity(obj.get("spec") or {})
+            if identity:
+                out["spec"] = identity
+            if self._pod_nodes:
+                out["node"] = pinned_node(obj)
         else:
             for key, item in obj.items():
                 if key not in ("metadata", "apiVersion", "kind"):
@@ -191,7 +240,27 @@ class SnapshotNormaliser:
         return out
 
 
+def _owned_by_daemon_set(obj: dict[str, Any]) -> bool:
+    """A DaemonSet's revisions carry kcm's template hash (numbered); a StatefulSet's are named
+    with Go's revision hash, which kcm computes byte for byte (kept)."""
+    refs = obj.get("metadata", {}).get("ownerReferences") or ()
+    return any(r.get("kind") == "DaemonSet" for r in refs)
+
+
+def _pod_identity(spec: dict[str, Any]) -> dict[str, Any]:
+    """What a controller sets in a pod's spec beyond its template: a StatefulSet pod's hostname,
+    subdomain and claim volumes (the rest of the spec is the template and server defaults)."""
+    identity = {k: spec[k] for k in ("hostname", "subdomain") if k in spec}
+    claims = [v for v in spec.get("volumes") or () if "persistentVolumeClaim" in v]
+    if claims:
+        identity["volumes"] = claims
+    return identity
+
+
 def _drop_template_spec(obj: dict[str, Any]) -> None:
+    data = obj.get("data")
+    if isinstance(data, dict):  # a ControllerRevision of a DaemonSet or StatefulSet
+        _drop_template_spec(data)
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return

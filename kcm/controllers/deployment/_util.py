@@ -6,17 +6,15 @@ arithmetic can be tested without a server.
 
 from __future__ import annotations
 
-import json
 import math
 import re
-import struct
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
 
-from kcm.controllerkit import safe_encode_string
+from kcm.controllerkit import compute_template_hash, prune_empty
 from kcm.models import to_dict
 from kcm.models.apps_v1 import (
     Deployment,
@@ -365,14 +363,8 @@ def sort_by_revision(rss: Iterable[ReplicaSet]) -> list[ReplicaSet]:
 
 
 def _prune(value: Any) -> Any:
-    """Drop None, empty maps and empty lists (Kubernetes' semantic equality treats nil and
-    empty alike)."""
-    if isinstance(value, dict):
-        out = {k: _prune(v) for k, v in value.items()}
-        return {k: v for k, v in out.items() if v is not None and v != {} and v != []}
-    if isinstance(value, list):
-        return [_prune(v) for v in value]
-    return value
+    """Drop None, empty maps and empty lists (:func:`kcm.controllerkit.prune_empty`)."""
+    return prune_empty(value)
 
 
 def _template_dict(template: PodTemplateSpec | None, *, drop_hash: bool) -> dict[str, Any]:
@@ -386,22 +378,12 @@ def _template_dict(template: PodTemplateSpec | None, *, drop_hash: bool) -> dict
 
 
 def compute_hash(template: PodTemplateSpec | None, collision_count: int | None) -> str:
-    """The ``pod-template-hash`` of a template: FNV-1a 32 over its canonical JSON (sorted
-    keys, nil and empty dropped), then the collision count as 4 little-endian bytes (when set),
-    rendered like Kubernetes' ``SafeEncodeString`` (:func:`kcm.controllerkit.safe_encode_string`).
-
-    The values differ from Go's (Go hashes a deep-print of the struct), but the scheme is the
-    same: stable for a template, different when ``collision_count`` changes.
+    """The ``pod-template-hash`` of a template (:func:`kcm.controllerkit.compute_template_hash`:
+    FNV-1a 32 over its canonical JSON and the collision count). The values differ from Go's
+    (Go hashes a deep-print of the struct), but the scheme is the same: stable for a template,
+    different when ``collision_count`` changes.
     """
-    canonical = json.dumps(
-        _template_dict(template, drop_hash=False), sort_keys=True, separators=(",", ":")
-    ).encode()
-    if collision_count is not None:
-        canonical += struct.pack("<I", collision_count & 0xFFFFFFFF)
-    h = 0x811C9DC5
-    for byte in canonical:
-        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return safe_encode_string(str(h))
+    return compute_template_hash(template, collision_count)
 
 
 def equal_ignore_hash(a: PodTemplateSpec | None, b: PodTemplateSpec | None) -> bool:

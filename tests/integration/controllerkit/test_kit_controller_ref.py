@@ -279,3 +279,25 @@ async def test_unstructured_children_are_claimed_with_json_patches(api_server: A
         with pytest.raises(Conflict):
             await mgr.claim([Unstructured.from_dict(data)])
         assert (await cm_typed.get("orphan")).metadata.owner_references == (plain,)
+
+
+async def test_a_filter_narrows_what_is_claimed(api_server: ApiServer) -> None:
+    """StatefulSet's use: only children named ``<owner>-<n>`` are claimed; an owned child that
+    fails the filter is released, an orphan that fails it is left alone."""
+    async with ApiClient(client_config_for(api_server)) as client:
+        pods, rss = client.api(Pod, NS), client.api(ReplicaSet, NS)
+        owner = await rss.create(replica_set())
+        ours = new_controller_ref(owner, "apps/v1", "ReplicaSet")
+        member = await pods.create(pod("web-0", {"app": "web"}))
+        stranger = await pods.create(pod("web-extra", {"app": "web"}))
+        renamed = await pods.create(pod("other-1", {"app": "web"}, ours))
+
+        mgr, _ = manager(
+            pods, rss, owner, filter=lambda p: str(p.metadata.name).startswith("web-0")
+        )
+        claimed = await mgr.claim([member, stranger, renamed])
+
+        assert [p.metadata.name for p in claimed] == ["web-0"]
+        assert get_controller_of(await pods.get("web-0")) == ours
+        assert (await pods.get("web-extra")).metadata.owner_references is None
+        assert not (await pods.get("other-1")).metadata.owner_references

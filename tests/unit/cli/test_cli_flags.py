@@ -22,6 +22,7 @@ def test_defaults_follow_kube_controller_manager() -> None:
     assert s.controllers == tuple(CONTROLLERS)  # '*': every controller is on by default
     assert s.workers == {
         "cronjob": 5,
+        "daemonset": 2,
         "deployment": 5,
         "endpoint": 5,
         "endpointslice": 5,
@@ -35,6 +36,7 @@ def test_defaults_follow_kube_controller_manager() -> None:
         "root-ca-cert-publisher": 1,
         "serviceaccount": 1,
         "serviceaccount-token": 5,
+        "statefulset": 5,
         "ttl-after-finished": 5,
     }
     assert s.controller_options is not None
@@ -151,7 +153,7 @@ def test_unknown_controller_fails_fast_with_the_known_names(
 ) -> None:
     err = usage_error(["--controllers=*,-deploymnet"], capsys)
     assert "unknown controller '-deploymnet'" in err
-    assert "known: cronjob, deployment" in err
+    assert "known: cronjob, daemonset, deployment" in err
 
 
 @pytest.mark.parametrize(

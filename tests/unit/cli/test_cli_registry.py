@@ -12,6 +12,7 @@ from kcm.controllers import CONTROLLERS, ControllerOption, ControllerSpec, enabl
 
 KCM_NAMES = [
     "cronjob",
+    "daemonset",
     "deployment",
     "endpoint",
     "endpointslice",
@@ -25,6 +26,7 @@ KCM_NAMES = [
     "root-ca-cert-publisher",
     "serviceaccount",
     "serviceaccount-token",
+    "statefulset",
     "ttl-after-finished",
 ]
 
@@ -33,11 +35,13 @@ def test_registry_lists_the_first_set_with_kube_flags() -> None:
     assert list(CONTROLLERS) == KCM_NAMES
     flags = {name: spec.workers_flag for name, spec in CONTROLLERS.items()}
     assert flags["deployment"] == "--concurrent-deployment-syncs"
+    assert flags["daemonset"] == "--concurrent-daemonset-syncs"
     assert flags["replicationcontroller"] == "--concurrent_rc_syncs"
     assert flags["garbagecollector"] == "--concurrent-gc-syncs"
     assert flags["podgc"] is None
     assert flags["serviceaccount-token"] == "--concurrent-serviceaccount-token-syncs"
     assert flags["serviceaccount"] is None  # kube runs one worker and has no flag
+    assert flags["statefulset"] == "--concurrent-statefulset-syncs"
     assert CONTROLLERS["ttl-after-finished"].module == "kcm.controllers.ttlafterfinished"
     assert all(spec.help and "\n" not in spec.help for spec in CONTROLLERS.values())
 

@@ -18,7 +18,8 @@ from kcm.models import (
     Toleration,
 )
 from kcm.simulation import SimulationConfig, parse_duration
-from kcm.simulation._resources import pod_requests, untolerated_taint
+from kcm.simulation._filters import taint_reason
+from kcm.simulation._resources import pod_requests
 
 
 def test_config_defaults_and_names() -> None:
@@ -86,18 +87,18 @@ def test_taints_and_tolerations() -> None:
         ),
     )
     plain = Pod(metadata=ObjectMeta(name="p"), spec=PodSpec(containers=[]))
-    assert untolerated_taint(plain, node) == "dedicated=gpu:NoSchedule"
+    assert taint_reason(plain, node) == "node(s) had untolerated taint {dedicated: gpu}"
     equal = Pod(
         metadata=ObjectMeta(name="p"),
         spec=PodSpec(tolerations=[Toleration(key="dedicated", value="gpu", operator="Equal")]),
     )
-    assert untolerated_taint(equal, node) is None
+    assert taint_reason(equal, node) is None
     wrong = Pod(
         metadata=ObjectMeta(name="p"),
         spec=PodSpec(tolerations=[Toleration(key="dedicated", value="cpu")]),
     )
-    assert untolerated_taint(wrong, node) == "dedicated=gpu:NoSchedule"
+    assert taint_reason(wrong, node) == "node(s) had untolerated taint {dedicated: gpu}"
     everything = Pod(
         metadata=ObjectMeta(name="p"), spec=PodSpec(tolerations=[Toleration(operator="Exists")])
     )
-    assert untolerated_taint(everything, node) is None
+    assert taint_reason(everything, node) is None
