@@ -197,6 +197,7 @@ class Rest:
         strategy.admit_create()
         obj = self._check_type(res, body)
         strategy.decode(obj)
+        decoded = _as_decoded(strategy, obj)
         meta = obj["metadata"]
         admit_create(self.store, res, ns or "", obj)
         _place(res, ns, meta)
@@ -215,7 +216,7 @@ class Rest:
         meta.pop("resourceVersion", None)
         if self.store.get(res.storage_key, meta.get("namespace", ""), name) is not None:
             raise StatusError.already_exists(res.group, res.plural, name)
-        obj = self._track(strategy, None, obj, manager, "Update")
+        _copy_managed_fields(self._track(strategy, None, decoded, manager, "Update"), obj)
         strategy.canonicalize(obj)
         if query.get("dryRun"):
             return obj
@@ -560,6 +561,24 @@ def _stamp_new(meta: Obj, now: str, *, generation: bool) -> None:
         meta["generation"] = 1
     for field in _CLIENT_UNSET_ON_CREATE:
         meta.pop(field, None)
+
+
+def _as_decoded(strategy: Strategy, obj: Obj) -> Obj:
+    """A new object as kube-apiserver's decoder hands it to the field manager: with the
+    kind's scheme defaults, before admission and ``PrepareForCreate`` (so what those add, a
+    generated selector, a service account volume, a cluster IP, is nobody's field)."""
+    decoded = deep_copy(obj)
+    strategy.default(decoded)
+    return decoded
+
+
+def _copy_managed_fields(tracked: Obj, obj: Obj) -> None:
+    """``obj`` gets the managedFields computed on ``tracked`` (or none)."""
+    fields = tracked["metadata"].get("managedFields")
+    if fields:
+        obj["metadata"]["managedFields"] = fields
+    else:
+        obj["metadata"].pop("managedFields", None)
 
 
 def _set_generation(obj: Obj, generation: int) -> None:

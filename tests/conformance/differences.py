@@ -21,6 +21,8 @@ _JOB_LABELS = (
 )
 
 KEPT_DIFFERENT: dict[str, str] = {
+    "kubectl/create-job": _JOB_LABELS,
+    "kubectl/get-table-jobs": _JOB_LABELS,
     "strategy/job-defaults": _JOB_LABELS,
     "validation/job-selector-change-422": _JOB_LABELS,
     "validation/job-template-change-422": (

@@ -146,10 +146,15 @@ class Strategy:
     """The status Go writes for the kind's zero status struct (its fields without
     ``omitempty``), e.g. ``{"replicas": 0}``; None: the kind writes no such status."""
 
+    status_omitempty: ClassVar[tuple[str, ...]] = ()
+    """Integer status fields Go leaves out when 0 (``omitempty``, not pointers), e.g. a
+    ReplicaSet's ``availableReplicas``: a 0 a client sends is not stored."""
+
     def canonicalize(self, obj: Obj) -> None:
         """What Go writes for fields it always writes (``Canonicalize``, and the encoding of
         zero structs): the status's non-optional fields, a pod template's
-        ``metadata.creationTimestamp: null``."""
+        ``metadata.creationTimestamp: null``; and what it leaves out (the status's zero
+        ``omitempty`` counts)."""
         if self.status_zero is not None:
             status = obj.get("status")
             if not isinstance(status, dict):
@@ -157,6 +162,12 @@ class Strategy:
             for key, zero in self.status_zero.items():
                 if key not in status:
                     status[key] = deep_copy(zero)
+        status = obj.get("status")
+        if isinstance(status, dict):
+            for key in self.status_omitempty:
+                value = status.get(key)
+                if value == 0 and isinstance(value, int) and not isinstance(value, bool):
+                    del status[key]
         zero_template_meta(self.pod_template(obj))
 
     def answer(self, obj: Obj, who: Requester, ctx: Context) -> Obj:

@@ -184,3 +184,36 @@ def test_status_writes_take_metadata_but_not_the_spec(rest: Rest) -> None:
     rs_written = rest.update(rs_res, "default", "d", rs, {}, subresource="status")
     assert rs_written["metadata"]["labels"] == {"app": "y"}
     assert rs_written["metadata"]["finalizers"] == ["example.com/hold"]
+
+
+def test_zero_omitempty_status_counts_are_not_stored(rest: Rest) -> None:
+    """Go leaves a status's zero ``omitempty`` integers out; the non-omitempty ones stay."""
+    body = {
+        "metadata": {"name": "r", "labels": {"app": "x"}},
+        "spec": {"selector": {"matchLabels": {"app": "x"}}, "template": _template()},
+    }
+    created = _create(rest, "replicasets", body, group="apps")
+    res = rest.registry.lookup("apps", "v1", "replicasets")
+    assert res is not None
+    created["status"] = {"replicas": 0, "availableReplicas": 0, "readyReplicas": 2}
+    written = rest.update(res, "default", "r", created, {}, subresource="status")
+    assert written["status"] == {"replicas": 0, "readyReplicas": 2}
+
+
+def test_created_objects_record_only_what_the_client_sent_and_its_defaults(rest: Rest) -> None:
+    """The field manager sees the decoded object (scheme defaults included), not what
+    admission and PrepareForCreate add afterwards."""
+    res = rest.registry.lookup("", "v1", "namespaces")
+    assert res is not None
+    ns = rest.create(res, None, {"metadata": {"name": "team"}, "spec": {}}, {}, manager="m")
+    [entry] = ns["metadata"]["managedFields"]
+    assert entry["fieldsV1"] == {
+        "f:metadata": {"f:labels": {".": {}, "f:kubernetes.io/metadata.name": {}}}
+    }
+    assert ns["spec"] == {"finalizers": ["kubernetes"]}
+    svc_res = rest.registry.lookup("", "v1", "services")
+    assert svc_res is not None
+    svc = rest.create(svc_res, "default", _service("s"), {}, manager="m")
+    [entry] = svc["metadata"]["managedFields"]
+    assert "f:clusterIP" not in entry["fieldsV1"]["f:spec"]
+    assert "f:sessionAffinity" in entry["fieldsV1"]["f:spec"]  # a scheme default

@@ -25,6 +25,12 @@ class DaemonSetStrategy(WorkloadStrategy):
         "desiredNumberScheduled": 0,
         "numberReady": 0,
     }
+    status_omitempty = (
+        "observedGeneration",
+        "updatedNumberScheduled",
+        "numberAvailable",
+        "numberUnavailable",
+    )
 
     def default(self, obj: Obj) -> None:
         """``SetDefaults_DaemonSet``."""

@@ -21,6 +21,14 @@ class DeploymentStrategy(WorkloadStrategy):
     """kube-apiserver's ``pkg/registry/apps/deployment`` (defaults and validation)."""
 
     status_zero = {}
+    status_omitempty = (
+        "observedGeneration",
+        "replicas",
+        "updatedReplicas",
+        "readyReplicas",
+        "availableReplicas",
+        "unavailableReplicas",
+    )
     status_keeps_metadata = ("labels",)
 
     def default(self, obj: Obj) -> None:

@@ -14,6 +14,12 @@ class ReplicaSetStrategy(WorkloadStrategy):
     selector_owner = "deployment"  # sic: kube-apiserver's ReplicaSet message says so
 
     status_zero = {"replicas": 0}
+    status_omitempty = (
+        "fullyLabeledReplicas",
+        "readyReplicas",
+        "availableReplicas",
+        "observedGeneration",
+    )
 
     def default(self, obj: Obj) -> None:
         super().default(obj)

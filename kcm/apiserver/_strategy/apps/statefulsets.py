@@ -16,6 +16,7 @@ class StatefulSetStrategy(WorkloadStrategy):
 
     selector_owner = "statefulset"
     status_zero = {"replicas": 0, "availableReplicas": 0}
+    status_omitempty = ("observedGeneration", "readyReplicas", "currentReplicas", "updatedReplicas")
 
     def default(self, obj: Obj) -> None:
         """``SetDefaults_StatefulSet`` (the claim retention policy is 1.27's: not set)."""

@@ -28,6 +28,8 @@ class JobStrategy(Strategy):
 
     manages_generation = True
     status_zero = {}
+    # Go also leaves out zero active/succeeded/failed (omitempty); kcm's Job controller's
+    # backoff test (test_job_basic, asyncio) stalls when they are dropped, so not yet.
 
     def validate(self, obj: Obj) -> list[Cause]:
         spec = obj.get("spec")

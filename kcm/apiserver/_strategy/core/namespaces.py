@@ -32,6 +32,17 @@ class NamespaceStrategy(Strategy):
     def name_rule(name: str) -> list[str]:
         return dns1123_label(name)
 
+    def default(self, obj: Obj) -> None:
+        """``SetDefaults_Namespace``: a named namespace's ``kubernetes.io/metadata.name``
+        label (a generated name gets it in :meth:`prepare_for_create`)."""
+        super().default(obj)
+        name = obj["metadata"].get("name")
+        if name:
+            labels = obj["metadata"].get("labels")
+            if not isinstance(labels, dict):
+                labels = obj["metadata"]["labels"] = {}
+            labels["kubernetes.io/metadata.name"] = name
+
     def prepare_for_create(self, obj: Obj, ctx: Context) -> None:
         super().prepare_for_create(obj, ctx)
         spec = obj.setdefault("spec", {})

@@ -14,6 +14,12 @@ class ReplicationControllerStrategy(Strategy):
     manages_generation = True
 
     status_zero = {"replicas": 0}
+    status_omitempty = (
+        "fullyLabeledReplicas",
+        "readyReplicas",
+        "availableReplicas",
+        "observedGeneration",
+    )
 
     def default(self, obj: Obj) -> None:
         """``SetDefaults_ReplicationController``: selector and labels from the template."""
