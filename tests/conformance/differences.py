@@ -16,8 +16,9 @@ _GO_DIFF = (
     "same code, reason, field and text, then the changed JSON fields"
 )
 _JOB_LABELS = (
-    "Kubernetes 1.27+ Job selector/labels (batch.kubernetes.io/controller-uid, which kcm's Job "
-    "controller selects by) and no 1.24 job-tracking annotation: what users' clusters do today"
+    "Kubernetes 1.27+ generated Job selector and labels (batch.kubernetes.io/controller-uid and "
+    "job-name beside the legacy ones) and no 1.24 job-tracking annotation: what users' clusters "
+    "do today"
 )
 
 KEPT_DIFFERENT: dict[str, str] = {
