@@ -18,9 +18,12 @@ from anyio.abc import TaskStatus
 from kcm.clock import SYSTEM_CLOCK, Clock
 
 from ._app import App
+from ._data_dir import DataDirLock, write_private
 from ._discovery import Discovery
+from ._encryption import Encryption
 from ._faults import Faults
 from ._kubernetes_service import ensure_kubernetes_service
+from ._limits import Limits
 from ._registry import Registry
 from ._rest import Rest
 from ._store import Backend, MemoryBackend, SqliteBackend, Store
@@ -44,7 +47,8 @@ class ApiServer:
 
     Args:
         data_dir: keep state in SQLite under this directory (survives restarts); None keeps it
-            in memory.
+            in memory. The server holds the directory (created 0700, files 0600) until it
+            exits: a second server on it raises :class:`DataDirLocked`.
         port: TCP port; 0 picks a free one (see :attr:`url`).
         host: address to listen on. Loopback by default; anything else is reachable from the
             network, so pair it with ``token``/``tls``.
@@ -55,9 +59,19 @@ class ApiServer:
         history: how many events the watch history keeps (older watches get 410).
         bookmark_interval: seconds between BOOKMARK events on watches that allow them.
         watch_buffer: events queued for one watcher before it is dropped as too slow.
+        limits: request body size, request timeout and in-flight limits (kube-apiserver's
+            defaults when None).
+        encryption_config: an ``EncryptionConfiguration`` file (kube-apiserver's
+            ``--encryption-provider-config``): the resources it names are encrypted in the
+            data dir. Needs ``data_dir``.
         default_service_accounts: give every Active namespace its ``default`` ServiceAccount
             at once (kube-controller-manager's serviceaccount controller's job in a cluster;
             pods need it). Off to leave it to that controller, kcm's own included.
+
+    Raises:
+        DataDirLocked: another process holds ``data_dir``.
+        EncryptionConfigError: ``encryption_config`` is unreadable or invalid.
+        EncryptionError: a stored value cannot be decrypted with its keys.
 
     Guarantees:
         Every write gets the next value of one global resourceVersion counter; a watch from a
@@ -78,6 +92,8 @@ class ApiServer:
         bookmark_interval: float = 60.0,
         watch_buffer: int = 10_000,
         default_service_accounts: bool = True,
+        limits: Limits | None = None,
+        encryption_config: str | os.PathLike[str] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.host = host
@@ -88,7 +104,15 @@ class ApiServer:
         self._history = history
         self._watch_buffer = watch_buffer
         self.registry = Registry()
-        self.store = self._open_store(None)
+        if encryption_config is not None and data_dir is None:
+            raise ValueError("encryption at rest needs a data_dir (in memory nothing is stored)")
+        self._encryption = Encryption.from_file(encryption_config) if encryption_config else None
+        self._data_lock = DataDirLock(self.data_dir) if self.data_dir is not None else None
+        try:
+            self.store = self._open_store(None)
+        except BaseException:
+            self.close()
+            raise
         self.faults = Faults(lambda: self.store)
         self._default_service_accounts = default_service_accounts
         self.rest = Rest(self.store, self.registry, self.clock)
@@ -102,6 +126,7 @@ class ApiServer:
             self.clock,
             token=token,
             bookmark_interval=bookmark_interval,
+            limits=limits,
         )
         self._sock: socket.socket | None = None
         self._stack: AsyncExitStack | None = None
@@ -119,7 +144,7 @@ class ApiServer:
     def _open_store(self, previous: Store | None) -> Store:
         backend: Backend
         if self.data_dir is not None:
-            backend = SqliteBackend(self.data_dir)
+            backend = SqliteBackend(self.data_dir, self._encryption)
         elif previous is not None:
             backend = _Carried(previous)
         else:
@@ -174,8 +199,7 @@ class ApiServer:
         """Write :meth:`kubeconfig` to ``path`` (mode 0600) for ``kubectl --kubeconfig``."""
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(yaml.safe_dump(self.kubeconfig(), sort_keys=False))
-        target.chmod(0o600)
+        write_private(target, yaml.safe_dump(self.kubeconfig(), sort_keys=False).encode())
         return target
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -206,13 +230,22 @@ class ApiServer:
             if stack is not None:
                 await stack.__aexit__(exc_type, exc, tb)
         finally:
-            self.store.close()
+            self.close()
             if self._sock is not None:
                 self._sock.close()
                 self._sock = None
             if self._tls_dir is not None:
                 self._tls_dir.cleanup()
                 self._tls_dir = None
+
+    def close(self) -> None:
+        """Close the storage and let go of the data directory (``async with`` does this; a
+        server built but never entered must call it)."""
+        store = getattr(self, "store", None)
+        if store is not None:
+            store.close()
+        if self._data_lock is not None:
+            self._data_lock.release()
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Serve until cancelled (the ``kcm apiserver`` command)."""

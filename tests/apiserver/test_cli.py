@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import shutil
 import socket
 import subprocess
@@ -22,6 +23,12 @@ def _free_port() -> int:
 
 def test_kcm_apiserver_command(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
+    encryption = tmp_path / "enc.yaml"
+    encryption.write_text(
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n"
+        "- resources: [secrets]\n  providers:\n  - aesgcm:\n      keys:\n"
+        "      - {name: k, secret: " + base64.b64encode(b"k" * 32).decode() + "}\n"
+    )
     port = _free_port()
     proc = subprocess.Popen(
         [
@@ -35,6 +42,10 @@ def test_kcm_apiserver_command(tmp_path: Path) -> None:
             str(tmp_path / "data"),
             "--kubeconfig-out",
             str(kubeconfig),
+            "--max-request-body-bytes",
+            "2000",
+            "--encryption-provider-config",
+            str(encryption),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -54,6 +65,25 @@ def test_kcm_apiserver_command(tmp_path: Path) -> None:
             json={"metadata": {"name": "from-cli"}},
         )
         assert r.status_code == 201
+        r = httpx.post(
+            f"{server}/api/v1/namespaces/default/configmaps",
+            json={"metadata": {"name": "big"}, "data": {"k": "x" * 2000}},
+        )
+        assert (r.status_code, r.json()["message"]) == (
+            413,
+            "Request entity too large: limit is 2000",
+        )
+        r = httpx.post(
+            f"{server}/api/v1/namespaces/default/secrets",
+            json={"metadata": {"name": "s"}, "data": {"k": base64.b64encode(b"plain!").decode()}},
+        )
+        assert r.status_code == 201
+        wal = (tmp_path / "data" / "kcm-apiserver.sqlite3-wal").read_bytes()
+        assert base64.b64encode(b"plain!") not in wal
+        assert (
+            b"k8s:enc:aesgcm:v1:k:"
+            in (tmp_path / "data" / "kcm-apiserver.sqlite3-wal").read_bytes()
+        )
         if shutil.which("kubectl"):
             out = subprocess.run(
                 ["kubectl", "--kubeconfig", str(kubeconfig), "get", "cm", "from-cli", "-o", "name"],
