@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 import msgspec
+import yaml
 
 from kcm.clock import Clock, move_on_after
 from kcm.selectors import FieldSelector
@@ -26,7 +27,7 @@ from ._faults import Faults
 from ._http import Receive, Scope, Send, authorized, decode_body, read_body, respond
 from ._limits import InFlight, Limits, long_running
 from ._list import cache_read
-from ._nesting import check_nesting
+from ._nesting import check_nesting, deeper_than, nesting_error
 from ._openapi import OpenApi
 from ._options import ListOptions, Params, delete_options, validate_write_options
 from ._protobuf import UnsupportedProtobuf, decode_protobuf
@@ -527,7 +528,22 @@ def _object_body(request: _Request) -> Any:
         return decode_body(request.body)
     expected = ("autoscaling/v1", "Scale") if t.subresource == "scale" else None
     content_type = request.headers.get("content-type", "")
+    if "yaml" in content_type and request.body.strip():
+        _check_yaml_depth(request.body, t.res.kind)
     return decode_object(t.res, request.body, content_type, expected=expected)
+
+
+def _check_yaml_depth(body: bytes, kind: str) -> None:
+    """A YAML body nested too deeply by indentation (which the raw check cannot see) is
+    refused before it is decoded, as kube-apiserver's YAML to JSON conversion refuses it."""
+    try:
+        value = yaml.safe_load(body)
+    except RecursionError:
+        raise nesting_error(body, None, "POST", "application/yaml", kind) from None
+    except yaml.YAMLError:
+        return  # the decoder words the syntax error
+    if deeper_than(value):
+        raise nesting_error(body, None, "POST", "application/yaml", kind)
 
 
 def _streams(target: Target) -> bool:
