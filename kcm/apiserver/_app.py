@@ -16,16 +16,18 @@ from typing import Any
 from urllib.parse import parse_qs
 
 import msgspec
+import yaml
 
 from kcm.clock import Clock, move_on_after
 from kcm.selectors import FieldSelector
 
+from ._body import decode_object
 from ._discovery import Discovery
 from ._faults import Faults
 from ._http import Receive, Scope, Send, authorized, decode_body, read_body, respond
 from ._limits import InFlight, Limits, long_running
 from ._list import cache_read
-from ._nesting import check_nesting
+from ._nesting import check_nesting, deeper_than, nesting_error
 from ._openapi import OpenApi
 from ._options import ListOptions, Params, delete_options, validate_write_options
 from ._protobuf import UnsupportedProtobuf, decode_protobuf
@@ -373,13 +375,13 @@ class App:
     async def _create(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
         validate_write_options(request.params, "CreateOptions")
-        payload = decode_body(request.body, t.res.kind)
         if (t.res.group, t.res.plural) == ("", "bindings"):
-            result = self._bind(t, payload)
+            result = self._bind(t, decode_body(request.body))
             await respond(send, 201, _encode(result))
             return
         if t.res.namespaced and t.ns is None:
             raise StatusError.method_not_allowed()
+        payload = _object_body(request)
         who = Requester.from_headers(request.headers)
         created = self.rest.create(
             t.res, t.ns, payload, request.query, manager=request.manager, who=who
@@ -460,7 +462,7 @@ class App:
             t.res,
             ns,
             name,
-            decode_body(request.body, t.res.kind),
+            _object_body(request),
             request.query,
             subresource=t.subresource,
             manager=request.manager,
@@ -518,6 +520,32 @@ def _segments(scope: Scope) -> list[str]:
 
 def _params(scope: Scope) -> dict[str, list[str]]:
     return parse_qs(scope["query_string"].decode(), keep_blank_values=True)
+
+
+def _object_body(request: _Request) -> Any:
+    """The object a create or update sends: built-in kinds decoded as kube-apiserver decodes
+    them (custom resources are the CRD's business: read as JSON or YAML)."""
+    t = request.target
+    if t.res.crd is not None:
+        return decode_body(request.body)
+    expected = ("autoscaling/v1", "Scale") if t.subresource == "scale" else None
+    content_type = request.headers.get("content-type", "")
+    if "yaml" in content_type and request.body.strip():
+        _check_yaml_depth(request.body, t.res.kind)
+    return decode_object(t.res, request.body, content_type, expected=expected)
+
+
+def _check_yaml_depth(body: bytes, kind: str) -> None:
+    """A YAML body nested too deeply by indentation (which the raw check cannot see) is
+    refused before it is decoded, as kube-apiserver's YAML to JSON conversion refuses it."""
+    try:
+        value = yaml.safe_load(body)
+    except RecursionError:
+        raise nesting_error(body, None, "POST", "application/yaml", kind) from None
+    except yaml.YAMLError:
+        return  # the decoder words the syntax error
+    if deeper_than(value):
+        raise nesting_error(body, None, "POST", "application/yaml", kind)
 
 
 def _streams(target: Target) -> bool:

@@ -398,9 +398,9 @@ def _compare_map(
             continue
         if ftype.in_zero_value(key):  # the typed object has it even where the JSON does not
             if ov is _MISSING and old is not _MISSING:
-                ov = None
+                ov = {} if isinstance(nv, dict) and not nv else None  # a zero struct is {}
             if nv is _MISSING and new is not _MISSING:
-                nv = None
+                nv = {} if isinstance(ov, dict) and not ov else None
         _compare_value(ov, nv, ftype.member(key), (*prefix, "f:" + key), changed, removed)
 
 

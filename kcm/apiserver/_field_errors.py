@@ -23,6 +23,7 @@ __all__ = [
     "go_label_selector",
     "go_value",
     "invalid",
+    "invalid_shown",
     "invalid_status",
     "not_supported",
     "required",
@@ -76,6 +77,11 @@ def invalid(field: str, value: Any, detail: str = "") -> Cause:
     """``field.Invalid``: ``<field>: Invalid value: "<value>": detail``."""
     body = f"Invalid value: {go_value(value)}" + (f": {detail}" if detail else "")
     return _cause("FieldValueInvalid", field, body)
+
+
+def invalid_shown(field: str, shown: str, detail: str) -> Cause:
+    """``field.Invalid`` of a value already printed as Go prints it (``%#v`` of a struct)."""
+    return _cause("FieldValueInvalid", field, f"Invalid value: {shown}: {detail}")
 
 
 def duplicate(field: str, value: Any) -> Cause:

@@ -15,9 +15,10 @@ from typing import Any
 
 from kcm.clock import Clock
 
-from ._admission import admit_create
+from ._admission import admit_create, admit_update
 from ._apply import ApplyConflict, apply_ssa, track_update
 from ._apply_request import check_applied, check_apply_options, check_name, decode_apply_body
+from ._body import decode_patched
 from ._field_errors import Cause, invalid
 from ._list import ListPage, list_source, page
 from ._names import generate_name
@@ -36,17 +37,6 @@ __all__ = ["Rest"]
 
 _GENERATE_NAME_DRAWS = 8
 """How many names a ``generateName`` create tries before AlreadyExists (kube's 1 + 7 retries)."""
-
-_SERVER_SET_ON_UPDATE = (
-    "uid",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "namespace",
-    "name",
-    "generateName",
-)
-"""Metadata an update keeps from the stored object, whatever the body says."""
 
 _CLIENT_UNSET_ON_CREATE = ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
 
@@ -103,7 +93,7 @@ class Rest:
 
     def commit(self, res: Resource, new: Obj, old: Obj) -> Obj:
         """Store ``new`` over ``old`` with the next generation; no other checks or hooks."""
-        new["metadata"]["generation"] = strategy_for(res).next_generation(new, old)
+        _set_generation(new, strategy_for(res).next_generation(new, old))
         return self.store.update(res.storage_key, new, old)
 
     def _check_type(self, res: Resource, body: Any) -> Obj:
@@ -207,7 +197,9 @@ class Rest:
         strategy.admit_create()
         obj = self._check_type(res, body)
         strategy.decode(obj)
+        decoded = _as_decoded(strategy, obj)
         meta = obj["metadata"]
+        admit_create(self.store, res, ns or "", obj)
         _place(res, ns, meta)
         if strategy.answers_create:
             answered = strategy.answer(obj, who or Requester.admin(), self.ctx)
@@ -215,14 +207,17 @@ class Rest:
         if not meta.get("name"):
             meta["name"] = self._name_from_generate_name(res, meta)
         name = meta["name"]
-        self._raise_invalid(res, obj, strategy.validate(obj))
-        admit_create(self.store, res, ns or "", name)
-        if self.store.get(res.storage_key, meta.get("namespace", ""), name) is not None:
-            raise StatusError.already_exists(res.group, res.plural, name)
-        _stamp_new(meta, self.now())
+        _stamp_new(meta, self.now(), generation=strategy.manages_generation)
         _omit_empty(meta)
         strategy.prepare_for_create(obj, self.ctx)
-        obj = self._track(strategy, None, obj, manager, "Update")
+        self._raise_invalid(res, obj, strategy.validate(obj))
+        if _numeric_resource_version(meta.get("resourceVersion")):
+            raise StatusError(500, "", "resourceVersion should not be set on objects to be created")
+        meta.pop("resourceVersion", None)
+        if self.store.get(res.storage_key, meta.get("namespace", ""), name) is not None:
+            raise StatusError.already_exists(res.group, res.plural, name)
+        _copy_managed_fields(self._track(strategy, None, decoded, manager, "Update"), obj)
+        strategy.canonicalize(obj)
         if query.get("dryRun"):
             return obj
         created = self.store.create(res.storage_key, obj)
@@ -268,7 +263,10 @@ class Rest:
         manager: str = "",
         operation: str = "Update",
         old: Obj | None = None,
+        uid_precondition: bool = True,
     ) -> Obj:
+        """PUT (and, with ``old`` given, what a patch made). ``uid_precondition``: a uid in
+        the body must be the object's (409), as a PUT's is; a patch's is validated instead."""
         strategy = strategy_for(res)
         rules: UpdateRules = strategy
         if subresource:
@@ -279,7 +277,7 @@ class Rest:
         old = old if old is not None else self.existing(res, ns, name)
         new = self._check_type(res, body)
         strategy.decode(new)
-        _check_update_target(res, ns, name, new, old)
+        _check_update_target(res, ns, name, new, old, uid_precondition=uid_precondition)
         if not new["metadata"].get("resourceVersion") and not strategy.allow_unconditional_update:
             raise StatusError.invalid(
                 res.group,
@@ -287,16 +285,22 @@ class Rest:
                 name,
                 [invalid("metadata.resourceVersion", _UNSET_RV, "must be specified for an update")],
             )
+        rules.default_on_update(new)  # the defaults come with decoding, before all else
+        strategy.canonicalize(new)  # compared with the stored object as Go compares structs
+        admit_update(res, subresource, new, old)
         new = rules.prepare_for_update(new, old)
-        _carry_over_metadata(res, name, new, old)
+        _carry_over_metadata(res, ns, new, old)
         _omit_empty(new["metadata"])
-        new["metadata"]["generation"] = strategy.next_generation(new, old)
+        if subresource:  # a subresource's strategy leaves the generation alone
+            _set_generation(new, int(old["metadata"].get("generation") or 0))
+        else:
+            _set_generation(new, strategy.next_generation(new, old))
         if "managedFields" not in new["metadata"] and "managedFields" in old["metadata"]:
             new["metadata"]["managedFields"] = old["metadata"]["managedFields"]
-        rules.default_on_update(new)
-        if strategy.spec_changed(new, old):
-            self._raise_invalid(res, new, rules.validate_update(new, old))
+        causes = strategy.validate_common_update(new, old) + rules.validate_update(new, old)
+        self._raise_invalid(res, new, causes)
         new = self._track(strategy, old, new, manager, operation, subresource)
+        strategy.canonicalize(new)
         if new == old:
             return strategy.present(old)  # no-op: kube-apiserver skips the write
         if query.get("dryRun"):
@@ -360,8 +364,17 @@ class Rest:
         patched = _patched(strategy, ctype, deep_copy(base), patch)
         if view is not None and view.view:
             return 200, self._update_view(res, view, ns, name, patched, query, manager=manager)
+        patched = decode_patched(res, patched)
         return 200, self.update(
-            res, ns, name, patched, query, subresource=subresource, manager=manager, old=base
+            res,
+            ns,
+            name,
+            patched,
+            query,
+            subresource=subresource,
+            manager=manager,
+            old=base,
+            uid_precondition=False,
         )
 
     def _apply(
@@ -405,7 +418,15 @@ class Rest:
             merged.setdefault("metadata", {})["name"] = name
             return 201, self.create(res, ns if res.namespaced else None, merged, query)
         return 200, self.update(
-            res, ns, name, merged, query, subresource=subresource, old=live, operation="Apply"
+            res,
+            ns,
+            name,
+            merged,
+            query,
+            subresource=subresource,
+            old=live,
+            operation="Apply",
+            uid_precondition=False,
         )
 
     # -- delete ----------------------------------------------------------------------------
@@ -541,14 +562,47 @@ def _place(res: Resource, ns: str | None, meta: Obj) -> None:
         meta.pop("namespace", None)
 
 
-def _stamp_new(meta: Obj, now: str) -> None:
-    """What the server sets on every new object, whatever the client sent."""
+def _stamp_new(meta: Obj, now: str, *, generation: bool) -> None:
+    """What the server sets on every new object, whatever the client sent (``generation: 1``
+    for kinds that manage it; other kinds keep the client's)."""
     meta["uid"] = str(uuid.uuid4())
     meta["creationTimestamp"] = now
-    meta["generation"] = 1
+    if generation:
+        meta["generation"] = 1
     for field in _CLIENT_UNSET_ON_CREATE:
         meta.pop(field, None)
-    meta.pop("resourceVersion", None)
+
+
+def _as_decoded(strategy: Strategy, obj: Obj) -> Obj:
+    """A new object as kube-apiserver's decoder hands it to the field manager: with the
+    kind's scheme defaults, before admission and ``PrepareForCreate`` (so what those add, a
+    generated selector, a service account volume, a cluster IP, is nobody's field)."""
+    decoded = deep_copy(obj)
+    strategy.default(decoded)
+    return decoded
+
+
+def _copy_managed_fields(tracked: Obj, obj: Obj) -> None:
+    """``obj`` gets the managedFields computed on ``tracked`` (or none)."""
+    fields = tracked["metadata"].get("managedFields")
+    if fields:
+        obj["metadata"]["managedFields"] = fields
+    else:
+        obj["metadata"].pop("managedFields", None)
+
+
+def _set_generation(obj: Obj, generation: int) -> None:
+    """``metadata.generation``, omitted when 0 (as Go's ``omitempty`` writes it)."""
+    if generation:
+        obj["metadata"]["generation"] = generation
+    else:
+        obj["metadata"].pop("generation", None)
+
+
+def _numeric_resource_version(rv: Any) -> bool:
+    """A resourceVersion storage would read as a version (kube-apiserver refuses one on a
+    create with a bare 500)."""
+    return isinstance(rv, str) and rv.isdigit() and int(rv) != 0
 
 
 def _omit_empty(meta: Obj) -> None:
@@ -559,22 +613,24 @@ def _omit_empty(meta: Obj) -> None:
             del meta[key]
 
 
-def _check_update_target(res: Resource, ns: str, name: str, new: Obj, old: Obj) -> None:
-    """The body names the object on the URL, at its current resourceVersion and uid."""
+def _check_update_target(
+    res: Resource, ns: str, name: str, new: Obj, old: Obj, *, uid_precondition: bool
+) -> None:
+    """The body names the object on the URL (400, ``checkName``), has its uid when a PUT
+    says one (409, the uid precondition) and its resourceVersion when it says one (409)."""
     meta = new["metadata"]
-    if meta.get("name") and meta["name"] != name:
+    if (meta.get("name") or "") != name:
         raise StatusError.bad_request(
-            f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
+            f"the name of the object ({meta.get('name') or ''}) does not match the name on the "
+            f"URL ({name})"
         )
     if res.namespaced and meta.get("namespace") and meta["namespace"] != ns:
         raise StatusError.bad_request(
-            "the namespace of the provided object does not match the namespace sent on the request"
+            f"the namespace of the object ({meta['namespace']}) does not match the namespace on "
+            f"the request ({ns})"
         )
     old_meta = old["metadata"]
-    rv = meta.get("resourceVersion")
-    if rv and rv != old_meta.get("resourceVersion"):
-        raise StatusError.stale(res.group, res.plural, name)
-    if meta.get("uid") and meta["uid"] != old_meta.get("uid"):
+    if uid_precondition and meta.get("uid") and meta["uid"] != old_meta.get("uid"):
         raise StatusError.conflict(
             res.group,
             res.plural,
@@ -582,28 +638,33 @@ def _check_update_target(res: Resource, ns: str, name: str, new: Obj, old: Obj) 
             f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
             f"{old_meta.get('uid')}",
         )
+    rv = meta.get("resourceVersion")
+    if rv and rv != old_meta.get("resourceVersion"):
+        raise StatusError.stale(res.group, res.plural, name)
 
 
-def _carry_over_metadata(res: Resource, name: str, new: Obj, old: Obj) -> None:
-    """Keep the server-set metadata of ``old``; no new finalizers on a deleting object."""
+def _carry_over_metadata(res: Resource, ns: str, new: Obj, old: Obj) -> None:
+    """What kube-apiserver's ``BeforeUpdate`` keeps of the stored object: the namespace, a
+    uid the body leaves out, the creation time, a deletion already under way; selfLink is
+    never stored. (Changing uid or starting a deletion by update are validation errors.)"""
     meta = new["metadata"]
     old_meta = old["metadata"]
-    for key in _SERVER_SET_ON_UPDATE:
-        if key in old_meta:
-            meta[key] = old_meta[key]
-        else:
-            meta.pop(key, None)
+    if res.namespaced:
+        meta["namespace"] = ns
+    else:
+        meta.pop("namespace", None)
+    if not meta.get("uid") and old_meta.get("uid"):
+        meta["uid"] = old_meta["uid"]
+    if old_meta.get("creationTimestamp"):
+        meta["creationTimestamp"] = old_meta["creationTimestamp"]
     if old_meta.get("deletionTimestamp"):
-        # finalizers may only be removed while deleting
-        added = set(meta.get("finalizers") or ()) - set(old_meta.get("finalizers") or ())
-        if added:
-            raise StatusError.forbidden(
-                res.group,
-                res.plural,
-                name,
-                "no new finalizers can be added if the object is being deleted, found new "
-                f"finalizers {sorted(added)}",
-            )
+        meta["deletionTimestamp"] = old_meta["deletionTimestamp"]
+    if (
+        old_meta.get("deletionGracePeriodSeconds") is not None
+        and meta.get("deletionGracePeriodSeconds") is None
+    ):
+        meta["deletionGracePeriodSeconds"] = old_meta["deletionGracePeriodSeconds"]
+    meta.pop("selfLink", None)
     meta["resourceVersion"] = old_meta.get("resourceVersion")
 
 

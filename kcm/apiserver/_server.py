@@ -64,6 +64,9 @@ class ApiServer:
         encryption_config: an ``EncryptionConfiguration`` file (kube-apiserver's
             ``--encryption-provider-config``): the resources it names are encrypted in the
             data dir. Needs ``data_dir``.
+        default_service_accounts: give every Active namespace its ``default`` ServiceAccount
+            at once (kube-controller-manager's serviceaccount controller's job in a cluster;
+            pods need it). Off to leave it to that controller, kcm's own included.
 
     Raises:
         DataDirLocked: another process holds ``data_dir``.
@@ -88,6 +91,7 @@ class ApiServer:
         history: int = 10_000,
         bookmark_interval: float = 60.0,
         watch_buffer: int = 10_000,
+        default_service_accounts: bool = True,
         limits: Limits | None = None,
         encryption_config: str | os.PathLike[str] | None = None,
     ) -> None:
@@ -110,7 +114,9 @@ class ApiServer:
             self.close()
             raise
         self.faults = Faults(lambda: self.store)
+        self._default_service_accounts = default_service_accounts
         self.rest = Rest(self.store, self.registry, self.clock)
+        self.rest.ctx.default_service_accounts = default_service_accounts
         self.discovery = Discovery(self.registry)
         self.app = App(
             self.store,
@@ -262,6 +268,7 @@ class ApiServer:
         self.store = self._open_store(old)
         self.registry = Registry()
         self.rest = Rest(self.store, self.registry, self.clock, self.rest.ctx.tokens)
+        self.rest.ctx.default_service_accounts = self._default_service_accounts
         self.discovery = Discovery(self.registry, self.discovery.address)
         self.app.store = self.store
         self.app.rest = self.rest

@@ -112,11 +112,15 @@ class StatusError(Exception):
     @classmethod
     def invalid(cls, group: str, kind: str, name: str, causes: list[dict[str, Any]]) -> StatusError:
         qualified = f"{kind}.{group}" if group else kind
-        text = ", ".join(
-            f"{c.get('field', '')}: {c.get('message', '')}" if c.get("field") else c["message"]
-            for c in causes
-        )
-        if len(causes) > 1:
+        texts: list[str] = []
+        for c in causes:  # the message lists each error once, as Go's ToAggregate does
+            line = (
+                f"{c.get('field', '')}: {c.get('message', '')}" if c.get("field") else c["message"]
+            )
+            if line not in texts:
+                texts.append(line)
+        text = ", ".join(texts)
+        if len(texts) > 1:
             text = f"[{text}]"
         details: dict[str, Any] = {"name": name} if name else {}
         if group:

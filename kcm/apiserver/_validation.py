@@ -15,7 +15,7 @@ from . import _object_meta
 from ._field_errors import Cause
 from ._names import check_name
 from ._registry import Resource
-from ._store import Obj
+from ._store import Obj, deep_copy
 from ._strategy import Strategy, strategy_for
 
 __all__ = [
@@ -49,13 +49,17 @@ def validate_object_meta(obj: Obj, *, group: str, kind: str, namespaced: bool) -
 
 
 def validate_object(obj: Obj, *, group: str, kind: str, namespaced: bool) -> list[Cause]:
-    """ObjectMeta validation plus the kind's own checks (its strategy's ``validate``).
+    """ObjectMeta validation plus the kind's own checks (its strategy's ``validate``), of the
+    object with the kind's defaults, as the server validates a write.
 
     Returns:
         Status causes; pass them with the object's name to
         :func:`._field_errors.invalid_status`.
     """
-    return _strategy(group, kind, namespaced).validate(obj)
+    strategy = _strategy(group, kind, namespaced)
+    defaulted = deep_copy(obj)
+    strategy.default(defaulted)
+    return strategy.validate(defaulted)
 
 
 def validate_create(obj: Obj, resource: Any) -> list[Cause]:
@@ -75,4 +79,6 @@ def validate_update(old: Obj, new: Obj, resource: Any) -> list[Cause]:
         str(getattr(resource, "kind", "")),
         bool(getattr(resource, "namespaced", True)),
     )
-    return strategy.validate_update(new, old)
+    defaulted = deep_copy(new)
+    strategy.default(defaulted)
+    return strategy.validate_update(defaulted, old)

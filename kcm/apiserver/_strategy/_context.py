@@ -34,6 +34,8 @@ class Context:
     registry: Registry
     tokens: TokenIssuer
     service_addresses: ServiceAddresses = field(default_factory=ServiceAddresses)
+    default_service_accounts: bool = True
+    """Whether an Active namespace gets its ``default`` ServiceAccount from the server."""
     verbs: Verbs | None = None
     """The verbs, for what a strategy does through them (a CRD deleting its objects)."""
     finalizing: set[str] = field(default_factory=set)

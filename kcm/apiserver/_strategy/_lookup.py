@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._registry import Resource
-from ._base import Strategy
+from ._base import GenerationalStrategy, Strategy
 from .apiextensions.customresourcedefinitions import CustomResourceDefinitionStrategy
 from .apps.daemonsets import DaemonSetStrategy
 from .apps.deployments import DeploymentStrategy
@@ -13,6 +13,8 @@ from .authorization.reviews import AccessReviewStrategy
 from .batch.cronjobs import CronJobStrategy
 from .batch.jobs import JobStrategy
 from .certificates.certificatesigningrequests import CertificateSigningRequestStrategy
+from .coordination.leases import LeaseStrategy
+from .core.claims import PersistentVolumeClaimStrategy
 from .core.configmaps import ConfigMapStrategy
 from .core.namespaces import NamespaceStrategy
 from .core.nodes import NodeStrategy
@@ -25,6 +27,7 @@ from .core.serviceaccounts import ServiceAccountStrategy
 from .core.services import ServiceStrategy
 from .customresources import CustomResourceStrategy
 from .rbac.roles import RbacStrategy
+from .scheduling.priorityclasses import PriorityClassStrategy
 
 __all__ = ["strategy_for"]
 
@@ -34,6 +37,7 @@ _STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "Namespace"): NamespaceStrategy,
     ("", "Node"): NodeStrategy,
     ("", "PersistentVolume"): PersistentVolumeStrategy,
+    ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy,
     ("", "Pod"): PodStrategy,
     ("", "PodTemplate"): PodTemplateStrategy,
     ("", "ReplicationController"): ReplicationControllerStrategy,
@@ -50,11 +54,23 @@ _STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("batch", "CronJob"): CronJobStrategy,
     ("batch", "Job"): JobStrategy,
     ("certificates.k8s.io", "CertificateSigningRequest"): CertificateSigningRequestStrategy,
+    ("coordination.k8s.io", "Lease"): LeaseStrategy,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): CustomResourceDefinitionStrategy,
     ("rbac.authorization.k8s.io", "ClusterRole"): RbacStrategy,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): RbacStrategy,
     ("rbac.authorization.k8s.io", "Role"): RbacStrategy,
     ("rbac.authorization.k8s.io", "RoleBinding"): RbacStrategy,
+    ("scheduling.k8s.io", "PriorityClass"): PriorityClassStrategy,
+    # kinds whose only rule of their own is that the server keeps metadata.generation
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): GenerationalStrategy,
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): GenerationalStrategy,
+    ("discovery.k8s.io", "EndpointSlice"): GenerationalStrategy,
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): GenerationalStrategy,
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): GenerationalStrategy,
+    ("networking.k8s.io", "Ingress"): GenerationalStrategy,
+    ("networking.k8s.io", "IngressClass"): GenerationalStrategy,
+    ("networking.k8s.io", "NetworkPolicy"): GenerationalStrategy,
+    ("policy", "PodDisruptionBudget"): GenerationalStrategy,
 }
 
 

@@ -97,10 +97,17 @@ class Subresource:
         raise StatusError.method_not_allowed()
 
 
+_NOT_SPEC = ("metadata", "status", "apiVersion", "kind")
+
+
 class StatusSubresource(Subresource):
-    """``/status``: only status changes (the status strategy's PrepareForUpdate)."""
+    """``/status`` (the status strategy's PrepareForUpdate): the spec stays. A built-in
+    kind's status strategy resets only the spec, so metadata changes (annotations, finalizers,
+    labels unless the kind keeps them) apply too; a custom resource's keeps all but status."""
 
     def prepare_for_update(self, new: Obj, old: Obj) -> Obj:
+        if self.strategy.status_writes_metadata:
+            return _reset_spec(new, old, self.strategy.status_keeps_metadata)
         merged = deep_copy(old)
         if "status" in new:
             merged["status"] = new["status"]
@@ -110,3 +117,17 @@ class StatusSubresource(Subresource):
         if fields is not None:  # what an apply to /status recorded
             merged["metadata"]["managedFields"] = fields
         return merged
+
+
+def _reset_spec(new: Obj, old: Obj, kept_metadata: tuple[str, ...]) -> Obj:
+    """``new`` with ``old``'s spec (every field but metadata and status) and the metadata
+    fields ``kept_metadata`` of ``old``."""
+    merged = {k: v for k, v in deep_copy(new).items() if k in _NOT_SPEC}
+    merged.update({k: deep_copy(v) for k, v in old.items() if k not in _NOT_SPEC})
+    meta = merged.setdefault("metadata", {})
+    for key in kept_metadata:
+        if key in old["metadata"]:
+            meta[key] = deep_copy(old["metadata"][key])
+        else:
+            meta.pop(key, None)
+    return merged

@@ -47,6 +47,9 @@ _TYPE_META = ("apiVersion", "kind", "metadata")
 class CustomResourceStrategy(Strategy):
     """apiextensions-apiserver's ``pkg/registry/customresource``, for one served version."""
 
+    manages_generation = True
+    kube_finalizer_names = False
+    status_writes_metadata = False
     strategic_merge_patch = False
     allow_unconditional_update = False
 

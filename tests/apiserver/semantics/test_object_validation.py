@@ -139,8 +139,17 @@ def test_object_meta_rules() -> None:
             "field": "metadata.annotations",
         }
     ]
-    fin = meta(name="a", namespace="ns", finalizers=["example.com/ok", "bad finalizer"])
-    assert [c["field"] for c in fin] == ["metadata.finalizers[1]"]
+    fin = meta(name="a", namespace="ns", finalizers=["example.com/ok", "bad finalizer", "plain"])
+    assert [c["field"] for c in fin] == [
+        "metadata.finalizers",  # not a qualified name (the path has no index, as kube's)
+        "metadata.finalizers[1]",  # neither standard nor qualified
+        "metadata.finalizers[2]",
+    ]
+    assert fin[2]["message"] == (
+        'Invalid value: "plain": name is neither a standard finalizer name nor is it fully '
+        "qualified"
+    )
+    assert meta(name="a", namespace="ns", finalizers=["kubernetes", "orphan"]) == []
 
 
 def test_pod_required_fields() -> None:
@@ -258,7 +267,9 @@ def test_resource_adapters_and_update_immutability() -> None:
     res = SimpleNamespace(group="apps", kind="Deployment", namespaced=True)
     old = _deployment({"matchLabels": {"app": "web"}}, {"app": "web", "v": "2"})
     assert validate_create(old, res) == []
+    old["metadata"]["resourceVersion"] = "7"  # as stored; an update carries it too
     new = _deployment({"matchLabels": {"app": "web", "v": "2"}}, {"app": "web", "v": "2"})
+    new["metadata"]["resourceVersion"] = "7"
     causes = validate_update(old, new, res)
     assert [c["field"] for c in causes] == ["spec.selector"]
     assert causes[0]["message"].endswith(": field is immutable")
@@ -280,21 +291,21 @@ def test_config_map_and_secret_keys() -> None:
     causes = validate_object(bad, group="", kind="ConfigMap", namespaced=True)
     assert [c["field"] for c in causes] == [
         "data[..x]",
+        "data[..x]",  # in both: reported on data, as kube-apiserver does
         "data[bad key]",
-        "binaryData[..x]",
         "binaryData[..x]",
     ]
     assert causes[0]["message"] == "Invalid value: \"..x\": must not start with '..'"
-    assert causes[1]["message"] == (
+    assert causes[2]["message"] == (
         'Invalid value: "bad key": a valid config key must consist of alphanumeric characters, '
         "'-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for "
         "validation is '[-._a-zA-Z0-9]+')"
     )
-    assert causes[3]["message"] == 'Invalid value: "..x": duplicate of key present in data'
-    secret = {"metadata": _meta(), "stringData": {"a/b": "x"}}
+    assert causes[1]["message"] == 'Invalid value: "..x": duplicate of key present in binaryData'
+    secret = {"metadata": _meta(), "stringData": {"a/b": "x"}}  # merged into data first
     assert [
         c["field"] for c in validate_object(secret, group="", kind="Secret", namespaced=True)
-    ] == ["stringData[a/b]"]
+    ] == ["data[a/b]"]
 
 
 def test_service_ports() -> None:
@@ -305,7 +316,7 @@ def test_service_ports() -> None:
 
     assert svc(ports=[{"port": 80}]) == []
     assert svc() == [required("spec.ports")]
-    assert svc(clusterIP="None") == []
+    assert svc(clusterIP="None", clusterIPs=["None"]) == []  # as stored: both set
     assert svc(type="ExternalName", externalName="x.example.com") == []
     causes = svc(
         ports=[
@@ -317,6 +328,7 @@ def test_service_ports() -> None:
     assert causes == [
         duplicate("spec.ports[1].name", "http"),
         invalid("spec.ports[1].port", 0, "must be between 1 and 65535, inclusive"),
+        invalid("spec.ports[1].targetPort", 0, "must be between 1 and 65535, inclusive"),
         required("spec.ports[2].name"),
         not_supported("spec.ports[2].protocol", "ICMP", ["SCTP", "TCP", "UDP"]),
     ]

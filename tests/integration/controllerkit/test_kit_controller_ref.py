@@ -9,7 +9,7 @@ import pytest
 from kcm.apiserver import ApiServer
 from kcm.client import Api, ApiClient
 from kcm.controllerkit import ControllerRefManager, recheck_deletion_timestamp
-from kcm.errors import Conflict, NotFound
+from kcm.errors import Conflict, Invalid, NotFound
 from kcm.models import Unstructured, resource_info_for
 from kcm.models.apps_v1 import ReplicaSet, ReplicaSetSpec
 from kcm.models.core_v1 import ConfigMap, Container, Pod, PodSpec, PodTemplateSpec
@@ -204,8 +204,8 @@ async def test_a_recreated_child_is_not_adopted_by_its_old_uid(api_server: ApiSe
             pod("p", {"app": "web"}, new_controller_ref(other, "apps/v1", "ReplicaSet"))
         )
         mgr, _ = manager(pods, rss, owner)
-        with pytest.raises(Conflict):
-            await mgr.claim([stale])  # the patch carries the old uid: refused by the server
+        with pytest.raises(Invalid, match=r"metadata\.uid"):
+            await mgr.claim([stale])  # the patch carries the old uid: immutable, refused (422)
         assert get_controller_of(await pods.get("p")) == new_controller_ref(
             other, "apps/v1", "ReplicaSet"
         )

@@ -43,6 +43,9 @@ class CustomResourceDefinitionStrategy(Strategy):
             if stored:
                 status["storedVersions"] = [stored]
 
+    manages_generation = True
+    kube_finalizer_names = False
+
     def validate(self, obj: Obj) -> list[Cause]:
         return validate_crd(_with_create_status(obj))
 

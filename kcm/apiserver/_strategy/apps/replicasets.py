@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ..._store import Obj
-from .._context import Context
 from .workloads import WorkloadStrategy
 
 __all__ = ["ReplicaSetStrategy"]
@@ -14,6 +13,14 @@ class ReplicaSetStrategy(WorkloadStrategy):
 
     selector_owner = "deployment"  # sic: kube-apiserver's ReplicaSet message says so
 
-    def prepare_for_create(self, obj: Obj, ctx: Context) -> None:
-        super().prepare_for_create(obj, ctx)
+    status_zero = {"replicas": 0}
+    status_omitempty = (
+        "fullyLabeledReplicas",
+        "readyReplicas",
+        "availableReplicas",
+        "observedGeneration",
+    )
+
+    def default(self, obj: Obj) -> None:
+        super().default(obj)
         obj.setdefault("spec", {}).setdefault("replicas", 1)

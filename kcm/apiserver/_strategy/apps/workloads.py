@@ -21,12 +21,26 @@ __all__ = ["WorkloadStrategy"]
 class WorkloadStrategy(Strategy):
     """The validation of Deployments, ReplicaSets, DaemonSets and StatefulSets."""
 
+    manages_generation = True
+
     selector_owner: ClassVar[str] = "deployment"
     """Who an empty selector "is invalid for" in the message (kube's words, per kind)."""
 
     has_replicas: ClassVar[bool] = True
 
     def validate(self, obj: Obj) -> list[Cause]:
+        return self.validate_metadata(obj) + self.validate_spec(obj)
+
+    def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
+        """``ValidateXUpdate``: ObjectMetaUpdate and the spec; the selector never changes."""
+        return (
+            self.validate_metadata_update(new, old)
+            + self.validate_spec(new)
+            + immutable_selector(new, old)
+        )
+
+    def validate_spec(self, obj: Obj) -> list[Cause]:
+        """The kind's spec: replicas, a selector that matches the template, the template."""
         spec = obj.get("spec")
         if not isinstance(spec, Mapping):
             spec = {}
@@ -41,10 +55,7 @@ class WorkloadStrategy(Strategy):
             causes.append(required("spec.template"))
         else:
             causes += _validate_template(template, selector)
-        return super().validate(obj) + causes
-
-    def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
-        return super().validate_update(new, old) + immutable_selector(new, old)
+        return causes
 
 
 def _validate_selector(raw: Any, owner: str) -> tuple[LabelSelector, list[Cause]]:

@@ -8,7 +8,7 @@ from typing import Any
 from ..._field_errors import Cause, required
 from ..._names import dns1123_subdomain
 from ..._store import Obj
-from .._base import Strategy
+from .._base import Strategy, zero_template_meta
 from .jobs import validate_job_template
 
 __all__ = ["CronJobStrategy"]
@@ -20,7 +20,22 @@ _MAX_NAME_LENGTH = 52
 class CronJobStrategy(Strategy):
     """kube-apiserver's ``pkg/registry/batch/cronjob`` (defaults and validation)."""
 
-    template_restart_policy = "Never"
+    manages_generation = True
+    status_zero = {}
+
+    def default(self, obj: Obj) -> None:
+        """``SetDefaults_CronJob``."""
+        super().default(obj)
+        spec = obj.setdefault("spec", {})
+        if not spec.get("concurrencyPolicy"):
+            spec["concurrencyPolicy"] = "Allow"
+        spec.setdefault("suspend", False)
+        spec.setdefault("successfulJobsHistoryLimit", 3)
+        spec.setdefault("failedJobsHistoryLimit", 1)
+
+    def canonicalize(self, obj: Obj) -> None:
+        super().canonicalize(obj)
+        zero_template_meta((obj.get("spec") or {}).get("jobTemplate"))
 
     @staticmethod
     def name_rule(name: str) -> list[str]:

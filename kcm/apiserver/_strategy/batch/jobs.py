@@ -1,11 +1,19 @@
-"""Jobs: defaults, a selector generated from the uid, and a pod template that never restarts."""
+"""Jobs: defaults, a selector generated from the uid, labels from the pod template, and a
+template that never restarts and never changes.
+
+The generated selector and template labels are those of Kubernetes 1.27 and later
+(``batch.kubernetes.io/controller-uid`` selects, both label sets are on the template), not
+1.24's (``controller-uid`` only): that is what users' clusters do today, and kcm's Job
+controller selects pods with them (a difference kept on purpose, see
+``tests/conformance/differences.py``).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from ..._field_errors import Cause, not_supported
+from ..._field_errors import Cause, go_value, invalid_shown, not_supported
 from ..._store import Obj
 from .._base import Strategy
 from .._context import Context
@@ -18,7 +26,10 @@ __all__ = ["JobStrategy", "validate_job_template"]
 class JobStrategy(Strategy):
     """kube-apiserver's ``pkg/registry/batch/job`` (defaults and validation)."""
 
-    template_restart_policy = "Never"
+    manages_generation = True
+    status_zero = {}
+    # Go also leaves out zero active/succeeded/failed (omitempty); kcm's Job controller's
+    # backoff test (test_job_basic, asyncio) stalls when they are dropped, so not yet.
 
     def validate(self, obj: Obj) -> list[Cause]:
         spec = obj.get("spec")
@@ -26,10 +37,25 @@ class JobStrategy(Strategy):
         return super().validate(obj) + validate_job_template(template, "spec.template")
 
     def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
-        return super().validate_update(new, old) + immutable_selector(new, old)
+        """``ValidateJob`` and ``ValidateJobUpdate``: completions, the selector, the template
+        and the completion mode never change."""
+        causes = self.validate(new) + self.validate_metadata_update(new, old)
+        spec: Mapping[str, Any] = new.get("spec") or {}
+        before: Mapping[str, Any] = old.get("spec") or {}
+        for field in ("completions", "completionMode"):
+            if spec.get(field) != before.get(field):
+                shown = "null" if spec.get(field) is None else go_value(spec.get(field))
+                causes.append(invalid_shown(f"spec.{field}", shown, "field is immutable"))
+        causes += immutable_selector(new, old)
+        if spec.get("template") != before.get("template"):
+            shown = go_value(spec.get("template"))
+            causes.append(invalid_shown("spec.template", shown, "field is immutable"))
+        return causes
 
-    def prepare_for_create(self, obj: Obj, ctx: Context) -> None:
-        super().prepare_for_create(obj, ctx)
+    def default(self, obj: Obj) -> None:
+        """``SetDefaults_Job``: one completion at a time, six retries, labels from the
+        template."""
+        super().default(obj)
         spec = obj.setdefault("spec", {})
         if spec.get("completions") is None and spec.get("parallelism") is None:
             spec["completions"] = 1
@@ -37,8 +63,22 @@ class JobStrategy(Strategy):
         spec.setdefault("backoffLimit", 6)
         spec.setdefault("completionMode", "NonIndexed")
         spec.setdefault("suspend", False)
+        _labels_from_template(obj)
+
+    def prepare_for_create(self, obj: Obj, ctx: Context) -> None:
+        super().prepare_for_create(obj, ctx)
+        spec = obj.setdefault("spec", {})
         if not spec.get("manualSelector"):
             _generate_selector(obj["metadata"], spec)
+        _labels_from_template(obj)  # the labels the generated selector added, if none
+
+
+def _labels_from_template(obj: Obj) -> None:
+    """A Job without labels takes its pod template's."""
+    template = (obj.get("spec") or {}).get("template") or {}
+    labels = (template.get("metadata") or {}).get("labels")
+    if labels and not obj["metadata"].get("labels"):
+        obj["metadata"]["labels"] = dict(labels)
 
 
 def _generate_selector(meta: Obj, spec: Obj) -> None:

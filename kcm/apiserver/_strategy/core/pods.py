@@ -16,6 +16,8 @@ from .._subresource import StatusSubresource, Subresource
 from .eviction import PodEviction
 from .podspec import default_pod_spec, validate_pod_spec
 from .podstreams import PodLog, PodPortForward, PodStream
+from .podupdate import sync_pod_ips, validate_pod_status_update, validate_pod_update
+from .qos import qos_class
 
 __all__ = ["PodStrategy"]
 
@@ -30,13 +32,27 @@ class PodStrategy(Strategy):
     def validate(self, obj: Obj) -> list[Cause]:
         return super().validate(obj) + validate_pod_spec(obj.get("spec"), "spec")
 
+    def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
+        return super().validate_update(new, old) + validate_pod_update(new, old)
+
     def prepare_for_create(self, obj: Obj, ctx: Context) -> None:
         super().prepare_for_create(obj, ctx)
-        obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+        spec = obj.setdefault("spec", {})
+        obj["status"] = {"phase": "Pending", "qosClass": qos_class(spec)}
+
+    def default(self, obj: Obj) -> None:
+        """A pod's defaults (``SetDefaults_Pod``): the pod spec's, ``enableServiceLinks``, and
+        requests from limits for what a container limits but does not request."""
         spec = obj.setdefault("spec", {})
         default_pod_spec(spec)
-        spec.setdefault("serviceAccountName", "default")
         spec.setdefault("enableServiceLinks", True)
+        for field in ("containers", "initContainers"):
+            for container in spec.get(field) or []:
+                resources = container.get("resources") or {}
+                if resources.get("limits"):
+                    requests = resources.setdefault("requests", {})
+                    for name, value in resources["limits"].items():
+                        requests.setdefault(name, value)
 
     def prepare_for_delete(
         self, old: Obj, new: Obj, options: Obj, query: dict[str, str], ctx: Context
@@ -83,8 +99,17 @@ class PodStrategy(Strategy):
 
 
 class _Status(StatusSubresource):
-    """``pods/status`` (``podStatusStrategy``): the spec stays, metadata changes apply (labels,
-    annotations), except ownerReferences, which old kubelets used to corrupt."""
+    """``pods/status`` (``podStatusStrategy``): the kubelet's writes. The spec stays, metadata
+    changes apply (labels, annotations), except ownerReferences, which old kubelets used to
+    corrupt; pod IPs are IPs, the node is not changed here."""
+
+    def default_on_update(self, obj: Obj) -> None:
+        sync_pod_ips(obj)
+
+    def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
+        return self.strategy.validate_metadata_update(new, old) + validate_pod_status_update(
+            new, old
+        )
 
     def prepare_for_update(self, new: Obj, old: Obj) -> Obj:
         merged = deep_copy(new)

@@ -25,6 +25,7 @@ def default_pod_spec(spec: Obj) -> None:
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("securityContext", {})
+    _sync_deprecated_service_account(spec)
     for field in ("containers", "initContainers"):
         for c in spec.get(field) or []:
             if not isinstance(c, dict):
@@ -41,6 +42,16 @@ def default_pod_spec(spec: Obj) -> None:
             for port in c.get("ports") or []:
                 if isinstance(port, dict):
                     port.setdefault("protocol", "TCP")
+
+
+def _sync_deprecated_service_account(spec: Obj) -> None:
+    """``serviceAccount`` is the deprecated alias of ``serviceAccountName``: it fills an empty
+    name, and is always written as the name (the v1 conversion's rule)."""
+    name = spec.get("serviceAccountName") or spec.get("serviceAccount")
+    if name:
+        spec["serviceAccountName"] = spec["serviceAccount"] = name
+    else:
+        spec.pop("serviceAccount", None)
 
 
 def _validate_containers(containers: Any, field: str, *, require: bool) -> list[Cause]:

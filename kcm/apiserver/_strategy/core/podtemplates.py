@@ -15,6 +15,8 @@ __all__ = ["PodTemplateStrategy"]
 class PodTemplateStrategy(Strategy):
     """kube-apiserver's ``pkg/registry/core/podtemplate`` (its validation)."""
 
+    manages_generation = True
+
     def validate(self, obj: Obj) -> list[Cause]:
         template = obj.get("template")
         tspec = template.get("spec") if isinstance(template, Mapping) else None

@@ -42,7 +42,11 @@ async def test_one_pod_per_node_pinned_by_affinity_with_the_daemon_tolerations()
             assert pod.spec.node_name is None  # the scheduler binds it
             assert list(pod.spec.tolerations or ()) == list(DAEMON_POD_TOLERATIONS)
             assert pod.metadata.generate_name == "agent-"
-            assert pod.metadata.labels == {"app": "agent", CONTROLLER_REVISION_HASH_LABEL: hash}
+            assert pod.metadata.labels == {
+                "app": "agent",
+                CONTROLLER_REVISION_HASH_LABEL: hash,
+                "pod-template-generation": "1",  # the server's template generation annotation
+            }
             [ref] = pod.metadata.owner_references or ()
             assert (ref.kind, ref.name, ref.uid, ref.controller) == (
                 "DaemonSet",

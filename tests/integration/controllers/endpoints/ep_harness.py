@@ -203,3 +203,12 @@ async def running(
                             if not done.is_set() and not queue.processing:
                                 queue.shut_down()
                         await anyio.sleep(0.01)
+
+
+def dual_stack(monkeypatch: Any) -> None:
+    """Let the embedded server (a single-stack IPv4 cluster, as kube-apiserver's default,
+    where an IPv6 or dual-stack Service is a 422) take a dual-stack cluster's Service IP
+    families: its IP family checks are skipped, the families stay as the client sent them."""
+    from kcm.apiserver._strategy.core import services
+
+    monkeypatch.setattr(services, "_init_ip_families", lambda spec, name: None)

@@ -20,7 +20,7 @@ from kcm.models.core_v1 import (
     ServicePort,
 )
 from kcm.models.meta_v1 import ObjectMeta
-from tests.integration.controllers.endpoints.ep_harness import NS, Env, running
+from tests.integration.controllers.endpoints.ep_harness import NS, Env, dual_stack, running
 
 pytestmark = pytest.mark.anyio
 
@@ -162,9 +162,13 @@ async def test_terminating_and_finished_pods() -> None:
         await env.pods.delete("going", grace_period_seconds=0)
 
 
-async def test_pods_without_ip_or_of_the_wrong_family_are_left_out() -> None:
+async def test_pods_without_ip_or_of_the_wrong_family_are_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    dual_stack(monkeypatch)
     async with running(endpoint_controller()) as env:
-        await env.service("s", selector={"app": "web"}, ip_families=["IPv6"])
+        # headless: the server allocates no IPv6 cluster IP
+        await env.service("s", selector={"app": "web"}, ip_families=["IPv6"], cluster_ip="None")
         await env.pod("v4", "10.0.0.1")
         await env.pod("dual", "10.0.0.2", ips=["10.0.0.2", "fd00::2"])
         await env.pod("pending", None)

@@ -9,7 +9,7 @@ import pytest
 from kcm.controllers.endpointslice import EndpointSliceController
 from kcm.models.core_v1 import ContainerPort, ServicePort
 from kcm.models.discovery_v1 import Endpoint, EndpointConditions, EndpointSlice
-from tests.integration.controllers.endpoints.ep_harness import Env, running
+from tests.integration.controllers.endpoints.ep_harness import Env, dual_stack, running
 
 pytestmark = pytest.mark.anyio
 
@@ -209,7 +209,10 @@ async def test_port_groups_and_named_ports() -> None:
         }
 
 
-async def test_dual_stack_services_get_a_slice_per_family() -> None:
+async def test_dual_stack_services_get_a_slice_per_family(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    dual_stack(monkeypatch)
     async with running(slice_controller()) as env:
         await env.node("n1")
         await env.service("s", selector={"app": "web"}, ip_families=["IPv4", "IPv6"])
@@ -219,9 +222,9 @@ async def test_dual_stack_services_get_a_slice_per_family() -> None:
             "IPv4": ["10.0.0.1"],
             "IPv6": ["fd00::1"],
         }
-        await env.services.patch("s", {"spec": {"ipFamilies": ["IPv6"]}})
+        await env.services.patch("s", {"spec": {"ipFamilies": ["IPv4"]}})  # a downgrade
         slices = await settled(env, "s")
-        assert [s.address_type for s in slices] == ["IPv6"]  # the IPv4 slice is deleted
+        assert [s.address_type for s in slices] == ["IPv4"]  # the IPv6 slice is deleted
 
 
 async def test_labels_follow_the_service_and_headless_is_marked() -> None:
@@ -230,7 +233,7 @@ async def test_labels_follow_the_service_and_headless_is_marked() -> None:
         await env.service("h", selector={"app": "web"}, cluster_ip="None", labels={"a": "1"})
         await env.pod("p", "10.0.0.1")
         slices = await settled(env, "h")
-        assert {s.address_type for s in slices} == {"IPv4", "IPv6"}  # no ipFamilies: both
+        assert {s.address_type for s in slices} == {"IPv4"}  # the server's: ipFamilies [IPv4]
         es = next(s for s in slices if s.address_type == "IPv4")
         assert es.metadata.labels == {
             "a": "1",

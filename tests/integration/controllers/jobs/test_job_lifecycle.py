@@ -202,16 +202,20 @@ async def test_pods_refused_by_a_terminating_namespace_are_not_reported_or_retri
 
 
 async def test_refused_pod_creates_stop_the_slow_start_and_are_retried() -> None:
-    """Pod creates the server refuses (an invalid template label: the Job itself is valid):
-    each sync stops after the first batch of one (one FailedCreate per failed sync, not one
-    per wanted pod) and does not wait for the creations it never made, so the retry tries
+    """Pod creates the server refuses (the template names a ServiceAccount that does not
+    exist: the Job itself is valid, its pods are refused by ServiceAccount admission): each
+    sync stops after the first batch of one (one FailedCreate per failed sync, not one per
+    wanted pod) and does not wait for the creations it never made, so the retry tries
     again."""
     async with running(job_controller) as env:
         manifest = job_manifest("refused", parallelism=4, completions=4)
         assert manifest.spec is not None
         assert manifest.spec.template is not None
-        bad = ObjectMeta(labels={"app": "refused", "bad": "not valid!"})
-        template = msgspec.structs.replace(manifest.spec.template, metadata=bad)
+        assert manifest.spec.template.spec is not None
+        pod_spec = msgspec.structs.replace(
+            manifest.spec.template.spec, service_account_name="missing"
+        )
+        template = msgspec.structs.replace(manifest.spec.template, spec=pod_spec)
         spec = msgspec.structs.replace(manifest.spec, template=template)
         await env.jobs.create(msgspec.structs.replace(manifest, spec=spec))
         await env.quiesce()

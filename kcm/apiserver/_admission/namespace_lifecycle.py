@@ -1,14 +1,11 @@
-"""Admission: what kube-apiserver's admission plugins check before a create is stored.
-
-Only ``NamespaceLifecycle``: a namespaced object needs its namespace to exist and not to be
-terminating.
-"""
+"""``NamespaceLifecycle``: a namespaced object is created only in a namespace that exists and
+is not terminating."""
 
 from __future__ import annotations
 
-from ._registry import Resource
-from ._status import StatusError
-from ._store import Store
+from .._registry import Resource
+from .._status import StatusError
+from .._store import Store
 
 __all__ = ["admit_create"]
 
