@@ -20,9 +20,10 @@ import msgspec
 from kcm.clock import Clock
 from kcm.selectors import FieldSelector
 
+from ._authn import Authenticator
 from ._discovery import Discovery
 from ._faults import Faults
-from ._http import Receive, Scope, Send, authorized, decode_body, read_body, respond
+from ._http import Receive, Scope, Send, decode_body, read_body, respond
 from ._list import cache_read
 from ._openapi import OpenApi
 from ._options import ListOptions, Params, delete_options, validate_write_options
@@ -65,6 +66,8 @@ class _Request:
     user_agent: str
     params: Params
     """Every value of every query parameter (``query`` has the first of each)."""
+    who: Requester
+    """Whom the request acts as (authenticated, impersonation applied)."""
 
     @property
     def accept(self) -> str:
@@ -96,7 +99,7 @@ class App:
         faults: Faults,
         clock: Clock,
         *,
-        token: str | None = None,
+        authenticator: Authenticator | None = None,
         bookmark_interval: float = 60.0,
     ) -> None:
         self.store = store
@@ -104,7 +107,8 @@ class App:
         self.discovery = discovery
         self.faults = faults
         self.clock = clock
-        self.token = token
+        self.authenticator = authenticator or Authenticator(rest.ctx.tokens, clock)
+        rest.ctx.authenticator = self.authenticator
         self.bookmark_interval = bookmark_interval
         self.requests = 0
         self.openapi = OpenApi()
@@ -135,8 +139,8 @@ class App:
         user_agent = headers.get("user-agent", "")
         await self.faults.gate(user_agent)
         try:
-            self._admit(headers)
-            await self._dispatch(scope, receive, send, headers, user_agent)
+            who = self._admit(headers)
+            await self._dispatch(scope, receive, send, headers, user_agent, who)
         except StatusError as exc:
             if not started:
                 await respond(send, exc.code, _encode(exc.to_status()), exc.headers)
@@ -165,18 +169,25 @@ class App:
 
         await self({**scope, "type": "http", "method": "GET"}, receive, as_websocket)
 
-    def _admit(self, headers: dict[str, str]) -> None:
-        """401 without the token; an injected failure when one is due."""
-        if self.token is not None and not authorized(headers, self.token):
-            raise StatusError(401, "Unauthorized", "Unauthorized")
+    def _admit(self, headers: dict[str, str]) -> Requester:
+        """Whom the request acts as (401 when it does not authenticate); an injected failure
+        when one is due."""
+        caller = self.authenticator.authenticate(headers, self.store)
         failure = self.faults.take_failure()
         if failure is not None:
             raise failure
+        return Requester.from_headers(headers, caller)
 
     # -- routing ---------------------------------------------------------------------------
 
     async def _dispatch(
-        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], ua: str
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+        ua: str,
+        who: Requester,
     ) -> None:
         """Parse the path, serve what is not a resource, else run the verb on the target."""
         params = parse_qs(scope["query_string"].decode(), keep_blank_values=True)
@@ -196,7 +207,7 @@ class App:
         target = resolve(self.registry, path)
         method = scope["method"]
         body = await _request_body(method, receive, headers)
-        request = _Request(method, target, query, headers, body, ua, params)
+        request = _Request(method, target, query, headers, body, ua, params, who)
         await self._verb(request)(request, send, receive)
 
     async def _serve_non_resource(self, send: Send, parts: list[str], accept: str) -> None:
@@ -327,9 +338,8 @@ class App:
             return
         if t.res.namespaced and t.ns is None:
             raise StatusError.method_not_allowed()
-        who = Requester.from_headers(request.headers)
         created = self.rest.create(
-            t.res, t.ns, payload, request.query, manager=request.manager, who=who
+            t.res, t.ns, payload, request.query, manager=request.manager, who=request.who
         )
         await respond(send, 201, _encode(created))
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -16,7 +15,6 @@ __all__ = [
     "Receive",
     "Scope",
     "Send",
-    "authorized",
     "decode_body",
     "read_body",
     "respond",
@@ -27,14 +25,6 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 JSON = b"application/json"
-
-
-def authorized(headers: dict[str, str], token: str) -> bool:
-    """Whether the request carries ``Authorization: Bearer <token>``."""
-    value = headers.get("authorization", "")
-    if not value.lower().startswith("bearer "):
-        return False
-    return hmac.compare_digest(value[7:].strip().encode(), token.encode())
 
 
 async def read_body(receive: Receive) -> bytes:
