@@ -97,6 +97,12 @@ def _lock(client: Any, settings: RunSettings) -> Any:
     return MultiLock(ConfigMapLock(client, name, namespace, identity=identity), lease)
 
 
+_INSECURE_WARNING = (
+    "warning: the embedded API server serves plain HTTP without authentication "
+    "(--apiserver-insecure-http): anyone who can reach its port is a cluster administrator"
+)
+
+
 def _host(address: str) -> str:
     return f"[{address}]" if ":" in address and not address.startswith("[") else address
 
@@ -249,8 +255,11 @@ async def _connect(
         from kcm.client import load_kubeconfig_dict
 
         stack.enter_context(_lock_data_dir(settings.data_dir))
+        secure = not settings.apiserver_insecure_http
+        if not secure:
+            print(_INSECURE_WARNING, file=sys.stderr, flush=True)
         server = await stack.enter_async_context(
-            ApiServer(data_dir=settings.data_dir, port=settings.apiserver_port)
+            ApiServer(data_dir=settings.data_dir, port=settings.apiserver_port, tls=secure)
         )
         if settings.leader_elect and settings.apiserver_port == 0:
             await _release_stale_lease(load_kubeconfig_dict(server.kubeconfig()), settings)
