@@ -21,6 +21,7 @@ from kcm.clock import Clock
 from kcm.selectors import FieldSelector
 
 from ._authn import Authenticator
+from ._authz import check, check_impersonation, request_attributes
 from ._discovery import Discovery
 from ._faults import Faults
 from ._http import Receive, Scope, Send, decode_body, read_body, respond
@@ -139,7 +140,7 @@ class App:
         user_agent = headers.get("user-agent", "")
         await self.faults.gate(user_agent)
         try:
-            who = self._admit(headers)
+            who = self._admit(scope, headers)
             await self._dispatch(scope, receive, send, headers, user_agent, who)
         except StatusError as exc:
             if not started:
@@ -169,14 +170,26 @@ class App:
 
         await self({**scope, "type": "http", "method": "GET"}, receive, as_websocket)
 
-    def _admit(self, headers: dict[str, str]) -> Requester:
-        """Whom the request acts as (401 when it does not authenticate); an injected failure
-        when one is due."""
+    def _admit(self, scope: Scope, headers: dict[str, str]) -> Requester:
+        """Whom the request acts as (401 when it does not authenticate; 403 when it may not
+        impersonate whom it asks to, or may not do what it asks); an injected failure when
+        one is due.
+
+        A server that authenticates nobody authorizes everything (its callers are all its
+        administrator); otherwise RBAC decides, as kube-apiserver's ``--authorization-mode=RBAC``.
+        """
         caller = self.authenticator.authenticate(headers, self.store)
+        enforcing = self.authenticator.enabled
+        if enforcing and "impersonate-user" in headers:
+            check_impersonation(self.store, caller, headers)
+        who = Requester.from_headers(headers, caller)
+        if enforcing:
+            params = parse_qs(scope["query_string"].decode(), keep_blank_values=True)
+            check(self.store, who, request_attributes(scope["method"], scope["path"], params))
         failure = self.faults.take_failure()
         if failure is not None:
             raise failure
-        return Requester.from_headers(headers, caller)
+        return who
 
     # -- routing ---------------------------------------------------------------------------
 

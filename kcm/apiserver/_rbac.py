@@ -34,10 +34,13 @@ class Attributes:
     subresource: str = ""
     name: str = ""
     path: str = ""
+    resource_request: bool = False
+    """Set for requests kube's RequestInfo reads as resource requests (an access review's
+    attributes are told apart by ``path``)."""
 
     @property
     def is_resource(self) -> bool:
-        return bool(self.resource) or not self.path
+        return self.resource_request or bool(self.resource) or not self.path
 
 
 def _has(values: Any, wanted: str) -> bool:

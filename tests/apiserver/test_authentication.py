@@ -100,7 +100,8 @@ async def test_requests_without_valid_credentials_get_kubes_401(server: ApiServe
             assert (r.status_code, r.json()) == (401, UNAUTHORIZED)
         assert (await anyone.get("/healthz")).status_code == 401
         r = await anyone.get(f"{NS}/configmaps", headers=bearer("janetoken"))
-        assert r.status_code == 200
+        assert r.status_code == 403  # authenticated, not authorized
+        assert 'User "jane" cannot list' in r.json()["message"]
 
 
 async def test_token_review_of_a_static_token(admin: httpx.AsyncClient) -> None:
@@ -126,10 +127,12 @@ async def test_anonymous_requests_when_allowed(tmp_path: Path) -> None:
         ApiServer(token_auth_file=path, anonymous_auth=True) as server,
         httpx.AsyncClient(base_url=server.url) as anyone,
     ):
-        body = {"kind": "SelfSubjectAccessReview", "spec": {"nonResourceAttributes": {}}}
-        body["apiVersion"] = "authorization.k8s.io/v1"
-        r = await anyone.post(SSAR, json=body)
-        assert r.status_code == 201
+        r = await anyone.get(f"{NS}/configmaps")
+        assert r.status_code == 403
+        assert r.json()["message"] == (
+            'configmaps is forbidden: User "system:anonymous" cannot list resource "configmaps" '
+            'in API group "" in the namespace "default"'
+        )
         assert server.app.authenticator.authenticate({}, server.store) == Requester(
             "system:anonymous", ("system:unauthenticated",)
         )
@@ -161,7 +164,9 @@ async def test_a_bound_token_authenticates_its_service_account(
     uid = (await admin.get(f"{NS}/serviceaccounts/robot")).json()["metadata"]["uid"]
     token = await token_for(admin, "robot")
     async with httpx.AsyncClient(base_url=server.url, headers=bearer(token)) as robot:
-        assert (await robot.get(f"{NS}/configmaps")).status_code == 200
+        r = await robot.get(f"{NS}/configmaps")
+        assert r.status_code == 403  # authenticated: RBAC gives it nothing
+        assert 'User "system:serviceaccount:default:robot" cannot list' in r.json()["message"]
     expected_user = {
         "username": "system:serviceaccount:default:robot",
         "uid": uid,
@@ -295,8 +300,14 @@ async def test_client_certificates_signed_by_the_servers_ca(tmp_path: Path) -> N
         async with httpx.AsyncClient(
             base_url=server.url, verify=_context(server, jane, tmp_path)
         ) as client:
-            r = await client.post(REVIEWS, json={"kind": "TokenReview", "spec": {"token": "x"}})
-            assert r.status_code == 201  # authenticated (no authorization yet)
+            r = await client.get(f"{NS}/configmaps")
+            assert r.status_code == 403  # authenticated as jane, who may not list them
+            assert 'User "jane" cannot list' in r.json()["message"]
+        admin = server.admin_certificate()
+        async with httpx.AsyncClient(
+            base_url=server.url, verify=_context(server, admin, tmp_path)
+        ) as client:
+            assert (await client.get(f"{NS}/configmaps")).status_code == 200
         async with httpx.AsyncClient(
             base_url=server.url, verify=_context(server, None, tmp_path)
         ) as nobody:
