@@ -140,7 +140,11 @@ class App:
         user_agent = headers.get("user-agent", "")
         await self.faults.gate(user_agent)
         try:
-            who = self._admit(scope, headers)
+            try:
+                who = self._admit(scope, headers)
+            except StatusError:
+                await _discard_body(scope["method"], receive)
+                raise
             await self._dispatch(scope, receive, send, headers, user_agent, who)
         except StatusError as exc:
             if not started:
@@ -471,6 +475,22 @@ async def _lifespan(receive: Receive, send: Send) -> None:
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+async def _discard_body(method: str, receive: Receive, limit: int = 1 << 20) -> None:
+    """Read (up to ``limit`` bytes of) the body of a request that is refused before it is
+    read, so the connection closes cleanly (a TLS connection closed with the client's body
+    still arriving ends in an SSL error)."""
+    if method not in _WITH_BODY:
+        return
+    seen = 0
+    while seen <= limit:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        seen += len(message.get("body", b""))
+        if not message.get("more_body"):
             return
 
 

@@ -21,6 +21,7 @@ from kcm.clock import SYSTEM_CLOCK, Clock
 
 from ._app import App
 from ._authn import Authenticator
+from ._bootstrap_policy import reconcile_bootstrap_policy
 from ._discovery import Discovery
 from ._faults import Faults
 from ._kubernetes_service import ensure_kubernetes_service
@@ -167,7 +168,8 @@ class ApiServer:
         return Store(backend, history=self._history, watch_buffer=self._watch_buffer)
 
     def _bootstrap(self) -> None:
-        """Load CRDs from storage and create the namespaces every cluster has."""
+        """Load CRDs from storage, create the namespaces every cluster has and, when RBAC
+        decides, the bootstrap policy."""
         for crd in self.store.objects.get(
             ("apiextensions.k8s.io", "customresourcedefinitions"), {}
         ).values():
@@ -177,6 +179,8 @@ class ApiServer:
         for name in _BUILTIN_NAMESPACES:
             if self.store.get(ns_res.storage_key, "", name) is None:
                 self.rest.create(ns_res, None, {"metadata": {"name": name}}, {})
+        if self.app.authenticator.enabled:  # RBAC decides: its default roles and bindings
+            reconcile_bootstrap_policy(self.rest)
 
     # -- addresses and configs -------------------------------------------------------------
 

@@ -92,6 +92,24 @@ def test_kcm_apiserver_is_secure_by_default(tmp_path: Path) -> None:
             got = _kubectl(kubeconfig, "get", "cm", "from-cli", "-o", "name")
             assert got == "configmap/from-cli"
             assert _kubectl(kubeconfig, "auth", "can-i", "delete", "nodes") == "yes"
+            # any user, through impersonation: RBAC answers (jane has no role)
+            as_jane = subprocess.run(
+                [
+                    "kubectl",
+                    "--kubeconfig",
+                    str(kubeconfig),
+                    "auth",
+                    "can-i",
+                    "list",
+                    "pods",
+                    "--as",
+                    "jane",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            assert (as_jane.returncode, as_jane.stdout.strip()) == (1, "no")
     finally:
         _stop(proc)
     ca = (data / "pki" / "ca.crt").read_bytes()

@@ -11,6 +11,7 @@ from .apps.replicasets import ReplicaSetStrategy
 from .apps.statefulsets import StatefulSetStrategy
 from .authentication.tokenreviews import TokenReviewStrategy
 from .authorization.reviews import AccessReviewStrategy
+from .authorization.rulesreviews import RulesReviewStrategy
 from .batch.cronjobs import CronJobStrategy
 from .batch.jobs import JobStrategy
 from .certificates.certificatesigningrequests import CertificateSigningRequestStrategy
@@ -48,6 +49,7 @@ _STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("authentication.k8s.io", "TokenReview"): TokenReviewStrategy,
     ("authorization.k8s.io", "LocalSubjectAccessReview"): AccessReviewStrategy,
     ("authorization.k8s.io", "SelfSubjectAccessReview"): AccessReviewStrategy,
+    ("authorization.k8s.io", "SelfSubjectRulesReview"): RulesReviewStrategy,
     ("authorization.k8s.io", "SubjectAccessReview"): AccessReviewStrategy,
     ("batch", "CronJob"): CronJobStrategy,
     ("batch", "Job"): JobStrategy,

@@ -154,4 +154,70 @@ SCENARIOS = [
         "a Role bound to the account: list allowed, get and delete only the named object, "
         "anything else still 403",
     ),
+    Scenario(
+        "authz/bootstrap-policy",
+        (
+            Http(
+                "GET",
+                "/apis/rbac.authorization.k8s.io/v1/clusterroles/system:basic-user",
+                keep=("metadata.labels", "metadata.annotations", "rules"),
+            ),
+            Http(
+                "GET",
+                "/apis/rbac.authorization.k8s.io/v1/clusterroles/admin",
+                keep=("metadata.labels", "aggregationRule"),
+            ),
+            Http(
+                "GET",
+                "/apis/rbac.authorization.k8s.io/v1/clusterroles/system:aggregate-to-view",
+                keep=("metadata.labels", "rules"),
+            ),
+            Http(
+                "GET",
+                "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/system:discovery",
+                keep=("roleRef", "subjects"),
+            ),
+            Http(
+                "GET",
+                "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/"
+                "system:controller:replicaset-controller",
+                keep=("roleRef", "subjects"),
+            ),
+            Http(
+                "GET",
+                "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/rolebindings/"
+                "system::leader-locking-kube-controller-manager",
+                keep=("roleRef", "subjects"),
+            ),
+        ),
+        "the roles and bindings kube-apiserver creates on start",
+        namespace=False,
+    ),
+    Scenario(
+        "authz/authenticated-users-discover-and-review",
+        (
+            *ROBOT,
+            as_robot("GET", "/api", keep=("kind",)),
+            as_robot("GET", "/apis/apps/v1", keep=("kind", "groupVersion")),
+            as_robot("GET", "/version", keep=("kind",)),
+            as_robot(
+                "POST",
+                "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                {
+                    "apiVersion": "authorization.k8s.io/v1",
+                    "kind": "SelfSubjectAccessReview",
+                    "spec": {
+                        "resourceAttributes": {
+                            "verb": "list",
+                            "resource": "pods",
+                            "namespace": "$ns",
+                        }
+                    },
+                },
+                keep=("status",),
+            ),
+        ),
+        "every authenticated user may discover the APIs (system:discovery), read /version "
+        "(system:public-info-viewer) and review its own access (system:basic-user)",
+    ),
 ]
