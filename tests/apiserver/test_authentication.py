@@ -136,6 +136,14 @@ async def test_anonymous_requests_when_allowed(tmp_path: Path) -> None:
         assert server.app.authenticator.authenticate({}, server.store) == Requester(
             "system:anonymous", ("system:unauthenticated",)
         )
+        # system:public-info-viewer: what kube-apiserver shows anonymous callers, no more
+        assert (await anyone.get("/healthz")).status_code == 200
+        assert (await anyone.get("/version")).status_code == 200
+        r = await anyone.get("/api")
+        assert (r.status_code, r.json()["message"]) == (
+            403,
+            'forbidden: User "system:anonymous" cannot get path "/api"',
+        )
         # credentials that do not authenticate are refused even so
         r = await anyone.get(f"{NS}/configmaps", headers=bearer("wrong"))
         assert r.status_code == 401

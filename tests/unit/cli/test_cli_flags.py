@@ -21,6 +21,7 @@ def test_defaults_follow_kube_controller_manager() -> None:
     s = parse_run_args([])
     assert s.controllers == tuple(CONTROLLERS)  # '*': every controller is on by default
     assert s.workers == {
+        "clusterrole-aggregation": 5,
         "cronjob": 5,
         "daemonset": 2,
         "deployment": 5,
@@ -153,7 +154,7 @@ def test_unknown_controller_fails_fast_with_the_known_names(
 ) -> None:
     err = usage_error(["--controllers=*,-deploymnet"], capsys)
     assert "unknown controller '-deploymnet'" in err
-    assert "known: cronjob, daemonset, deployment" in err
+    assert "known: clusterrole-aggregation, cronjob, daemonset, deployment" in err
 
 
 @pytest.mark.parametrize(
