@@ -12,6 +12,8 @@ method. The decision is :func:`._rbac.authorize`'s (``system:masters`` always al
 
 from __future__ import annotations
 
+import json
+
 from ._rbac import Attributes, authorize
 from ._requester import Requester
 from ._status import StatusError
@@ -34,7 +36,8 @@ _HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 
 def request_attributes(method: str, path: str, params: dict[str, list[str]]) -> Attributes:
     """The attributes of a request, as kube's ``NewRequestInfo`` reads them."""
-    parts = [p for p in path.strip("/").split("/") if p] if path.strip("/") else []
+    trimmed = path.strip("/")
+    parts = trimmed.split("/") if trimmed else []  # Go's splitPath
     non_resource = Attributes(verb=method.lower(), path=path)
     if len(parts) < 3 or parts[0] not in ("api", "apis"):
         return non_resource
@@ -136,8 +139,6 @@ def forbidden(who: Requester, asked: Attributes, reason: str = "") -> StatusErro
 
 def _q(text: str) -> str:
     """Go's ``%q`` of a string."""
-    import json
-
     return json.dumps(text, ensure_ascii=False)
 
 

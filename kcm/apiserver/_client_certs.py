@@ -29,8 +29,10 @@ def peer_certificate() -> bytes | None:
     return _PEER.get()
 
 
+@functools.lru_cache(maxsize=256)
 def user_from_certificate(der: bytes) -> Requester | None:
-    """CN as the user name, the O values as groups; None without a CN."""
+    """CN as the user name, the O values as groups; None without a CN (cached: a client
+    sends the same certificate on every connection)."""
     from cryptography import x509
     from cryptography.x509.oid import NameOID
 

@@ -68,13 +68,15 @@ class ApiServer:
             ``--client-ca-file``); the server's own CA by default. Only with ``tls``.
         anonymous_auth: a request without credentials acts as ``system:anonymous`` instead of
             getting 401 (kube's ``--anonymous-auth``).
-
-    With none of ``token``, ``token_auth_file`` and ``tls`` the server authenticates nobody:
-    every caller is its administrator (the fast in-process mode of the test fixture).
         clock: stamps object timestamps and times watch timeouts and bookmarks.
         history: how many events the watch history keeps (older watches get 410).
         bookmark_interval: seconds between BOOKMARK events on watches that allow them.
         watch_buffer: events queued for one watcher before it is dropped as too slow.
+
+    With none of ``token``, ``token_auth_file`` and ``tls`` the server authenticates nobody and
+    authorizes everything: every caller is its administrator (the fast in-process mode of the
+    test fixture). With any of them, every request is authenticated and authorized by RBAC,
+    over kube-apiserver's bootstrap policy.
 
     Guarantees:
         Every write gets the next value of one global resourceVersion counter; a watch from a

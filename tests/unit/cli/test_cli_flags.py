@@ -17,6 +17,11 @@ def usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     return capsys.readouterr().err
 
 
+def test_the_embedded_server_is_secure_unless_told_otherwise() -> None:
+    assert parse_run_args([]).apiserver_insecure_http is False
+    assert parse_run_args(["--apiserver-insecure-http"]).apiserver_insecure_http is True
+
+
 def test_defaults_follow_kube_controller_manager() -> None:
     s = parse_run_args([])
     assert s.controllers == tuple(CONTROLLERS)  # '*': every controller is on by default
