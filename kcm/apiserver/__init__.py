@@ -5,7 +5,20 @@ kcm client, the official ``kubernetes`` client and ``kubectl`` work against it u
 See docs/apiserver.md for what it implements and how it differs from kube-apiserver.
 """
 
+from ._data_dir import DataDirLock as DataDirLock
+from ._data_dir import DataDirLocked as DataDirLocked
+from ._encryption import EncryptionConfigError as EncryptionConfigError
+from ._encryption import EncryptionError as EncryptionError
 from ._faults import Faults as Faults
+from ._limits import Limits as Limits
 from ._server import ApiServer as ApiServer
 
-__all__ = ["ApiServer", "Faults"]
+__all__ = [
+    "ApiServer",
+    "DataDirLock",
+    "DataDirLocked",
+    "EncryptionConfigError",
+    "EncryptionError",
+    "Faults",
+    "Limits",
+]

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs
 
 import msgspec
 
-from kcm.clock import Clock
+from kcm.clock import Clock, move_on_after
 from kcm.selectors import FieldSelector
 
 from ._authn import Authenticator
@@ -25,7 +25,9 @@ from ._authz import check, check_impersonation, request_attributes
 from ._discovery import Discovery
 from ._faults import Faults
 from ._http import Receive, Scope, Send, decode_body, read_body, respond
+from ._limits import InFlight, Limits, long_running
 from ._list import cache_read
+from ._nesting import check_nesting
 from ._openapi import OpenApi
 from ._options import ListOptions, Params, delete_options, validate_write_options
 from ._protobuf import UnsupportedProtobuf, decode_protobuf
@@ -53,6 +55,7 @@ _PATCH_TYPES = (
     "application/apply-patch+yaml",
 )
 _TEXT = b"text/plain; charset=utf-8"
+_TOO_MANY = b"Too many requests, please try again later.\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +105,7 @@ class App:
         *,
         authenticator: Authenticator | None = None,
         bookmark_interval: float = 60.0,
+        limits: Limits | None = None,
     ) -> None:
         self.store = store
         self.rest = rest
@@ -111,6 +115,8 @@ class App:
         self.authenticator = authenticator or Authenticator(rest.ctx.tokens, clock)
         rest.ctx.authenticator = self.authenticator
         self.bookmark_interval = bookmark_interval
+        self.limits = limits or Limits()
+        self.inflight = InFlight(self.limits)
         self.requests = 0
         self.openapi = OpenApi()
 
@@ -128,6 +134,26 @@ class App:
         if scope["type"] != "http":
             return
         self.requests += 1
+        method = scope["method"]
+        watch = b"watch" in scope["query_string"]  # parse the query only when it may matter
+        if long_running(method, _segments(scope), _params(scope) if watch else {}):
+            await self._serve_http(scope, receive, raw_send)
+        elif not self.inflight.try_acquire(method):
+            await respond(
+                raw_send,
+                429,
+                _TOO_MANY,
+                {"Retry-After": "1", "X-Content-Type-Options": "nosniff"},
+                content_type=_TEXT,
+            )
+        else:
+            try:
+                await self._serve_http(scope, receive, raw_send)
+            finally:
+                self.inflight.release(method)
+
+    async def _serve_http(self, scope: Scope, receive: Receive, raw_send: Send) -> None:
+        """One HTTP request, past the in-flight limit: errors become a Status (a bug a 500)."""
         started = False
 
         async def send(message: MutableMapping[str, Any]) -> None:
@@ -207,9 +233,9 @@ class App:
         who: Requester,
     ) -> None:
         """Parse the path, serve what is not a resource, else run the verb on the target."""
-        params = parse_qs(scope["query_string"].decode(), keep_blank_values=True)
+        params = _params(scope)
         query = {k: v[0] for k, v in params.items()}
-        parts = [p for p in scope["path"].split("/") if p]
+        parts = _segments(scope)
         accept = headers.get("accept", "")
         if parts[:1] == ["openapi"]:
             await self._serve_openapi(send, parts, headers)
@@ -223,9 +249,36 @@ class App:
             return
         target = resolve(self.registry, path)
         method = scope["method"]
-        body = await _request_body(method, receive, headers)
+        body = await self._request_body(method, receive, headers, target)
         request = _Request(method, target, query, headers, body, ua, params, who)
         await self._verb(request)(request, send, receive)
+
+    async def _request_body(
+        self, method: str, receive: Receive, headers: dict[str, str], target: Target
+    ) -> bytes:
+        """The body of a write, as JSON or YAML bytes (protobuf decoded; CBOR is 415), within
+        the body limit, the request timeout and the nesting limit."""
+        if method not in _WITH_BODY:
+            return b""
+        limit, timeout = self.limits.max_request_body_bytes, self.limits.request_timeout
+        body: bytes | None = None
+        if not timeout:
+            body = await read_body(receive, headers, limit)
+        else:
+            async with move_on_after(self.clock, timeout):
+                body = await read_body(receive, headers, limit)
+        if body is None:
+            raise _timed_out()
+        ctype = headers.get("content-type", "")
+        if "cbor" in ctype:
+            raise StatusError.unsupported_media(ctype)
+        if "protobuf" in ctype:
+            try:
+                body = _encode(decode_protobuf(body))
+            except UnsupportedProtobuf as exc:
+                raise StatusError.unsupported_media(f"{ctype}: {exc}") from exc
+        check_nesting(body, method, ctype, target.res.kind)
+        return body
 
     async def _serve_non_resource(self, send: Send, parts: list[str], accept: str) -> None:
         """``/``, the health checks and ``/version``; 404 for anything else."""
@@ -348,7 +401,7 @@ class App:
     async def _create(self, request: _Request, send: Send, receive: Receive) -> None:
         t = request.target
         validate_write_options(request.params, "CreateOptions")
-        payload = decode_body(request.body)
+        payload = decode_body(request.body, t.res.kind)
         if (t.res.group, t.res.plural) == ("", "bindings"):
             result = self._bind(t, payload)
             await respond(send, 201, _encode(result))
@@ -405,7 +458,7 @@ class App:
             await self._connect(request, send)
             return
         validate_write_options(request.params, "CreateOptions")
-        payload = decode_body(request.body)
+        payload = decode_body(request.body, t.res.kind)
         ns, name = _object_key(t)
         result = self.rest.post(t.res, ns, name, t.subresource, payload, manager=request.manager)
         await respond(send, 201, _encode(_created_status(result)))
@@ -432,7 +485,7 @@ class App:
             t.res,
             ns,
             name,
-            decode_body(request.body),
+            decode_body(request.body, t.res.kind),
             request.query,
             subresource=t.subresource,
             manager=request.manager,
@@ -494,20 +547,18 @@ async def _discard_body(method: str, receive: Receive, limit: int = 1 << 20) -> 
             return
 
 
-async def _request_body(method: str, receive: Receive, headers: dict[str, str]) -> bytes:
-    """The body of a write, as JSON or YAML bytes (protobuf decoded; CBOR is 415)."""
-    if method not in _WITH_BODY:
-        return b""
-    body = await read_body(receive)
-    ctype = headers.get("content-type", "")
-    if "cbor" in ctype:
-        raise StatusError.unsupported_media(ctype)
-    if "protobuf" in ctype:
-        try:
-            body = _encode(decode_protobuf(body))
-        except UnsupportedProtobuf as exc:
-            raise StatusError.unsupported_media(f"{ctype}: {exc}") from exc
-    return body
+def _timed_out() -> StatusError:
+    """kube-apiserver's answer when a request outlives ``--request-timeout``."""
+    message = "Timeout: request did not complete within the allotted timeout"
+    return StatusError(504, "Timeout", message, details={})
+
+
+def _segments(scope: Scope) -> list[str]:
+    return [p for p in scope["path"].split("/") if p]
+
+
+def _params(scope: Scope) -> dict[str, list[str]]:
+    return parse_qs(scope["query_string"].decode(), keep_blank_values=True)
 
 
 def _streams(target: Target) -> bool:

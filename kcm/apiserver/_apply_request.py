@@ -14,6 +14,7 @@ from typing import Any, Final
 import yaml
 
 from ._field_errors import required
+from ._nesting import deeper_than, nesting_error
 from ._registry import Resource
 from ._status import StatusError
 from ._store import Obj
@@ -21,6 +22,7 @@ from ._store import Obj
 __all__ = ["check_applied", "check_apply_options", "check_name", "decode_apply_body"]
 
 _GO_POINTER: Final = "0xc000000000"
+_TOO_DEEP: Final = object()
 """Where Go's ``%v`` of a TypeRef prints the address of its name (the normaliser masks it)."""
 
 # PyYAML's problem texts and the ones go-yaml (libyaml's) gives for the same mistake.
@@ -70,6 +72,10 @@ def decode_apply_body(raw: bytes) -> Obj:
         raise StatusError.bad_request(
             f"error decoding YAML: error converting YAML to JSON: {_go_yaml_error(exc)}"
         ) from exc
+    except RecursionError:
+        applied = _TOO_DEEP
+    if applied is _TOO_DEEP or deeper_than(applied):
+        raise nesting_error(raw, None, "PATCH", "application/apply-patch+yaml", "")
     if applied is None:
         applied = {}
     if not isinstance(applied, dict):

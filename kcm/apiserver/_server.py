@@ -22,9 +22,12 @@ from kcm.clock import SYSTEM_CLOCK, Clock
 from ._app import App
 from ._authn import Authenticator
 from ._bootstrap_policy import reconcile_bootstrap_policy
+from ._data_dir import DataDirLock, write_private
 from ._discovery import Discovery
+from ._encryption import Encryption
 from ._faults import Faults
 from ._kubernetes_service import ensure_kubernetes_service
+from ._limits import Limits
 from ._registry import Registry
 from ._requester import Requester
 from ._rest import Rest
@@ -54,7 +57,8 @@ class ApiServer:
 
     Args:
         data_dir: keep state in SQLite under this directory (survives restarts); None keeps it
-            in memory.
+            in memory. The server holds the directory (created 0700, files 0600) until it
+            exits: a second server on it raises :class:`DataDirLocked`.
         port: TCP port; 0 picks a free one (see :attr:`url`).
         host: address to listen on. Loopback by default; anything else is reachable from the
             network, so pair it with ``token``/``tls``.
@@ -72,6 +76,16 @@ class ApiServer:
         history: how many events the watch history keeps (older watches get 410).
         bookmark_interval: seconds between BOOKMARK events on watches that allow them.
         watch_buffer: events queued for one watcher before it is dropped as too slow.
+        limits: request body size, request timeout and in-flight limits (kube-apiserver's
+            defaults when None).
+        encryption_config: an ``EncryptionConfiguration`` file (kube-apiserver's
+            ``--encryption-provider-config``): the resources it names are encrypted in the
+            data dir. Needs ``data_dir``.
+
+    Raises:
+        DataDirLocked: another process holds ``data_dir``.
+        EncryptionConfigError: ``encryption_config`` is unreadable or invalid.
+        EncryptionError: a stored value cannot be decrypted with its keys.
 
     With none of ``token``, ``token_auth_file`` and ``tls`` the server authenticates nobody and
     authorizes everything: every caller is its administrator (the fast in-process mode of the
@@ -99,6 +113,8 @@ class ApiServer:
         history: int = 10_000,
         bookmark_interval: float = 60.0,
         watch_buffer: int = 10_000,
+        limits: Limits | None = None,
+        encryption_config: str | os.PathLike[str] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.host = host
@@ -110,7 +126,15 @@ class ApiServer:
         self._watch_buffer = watch_buffer
         self.client_ca_file = Path(client_ca_file) if client_ca_file is not None else None
         self.registry = Registry()
-        self.store = self._open_store(None)
+        if encryption_config is not None and data_dir is None:
+            raise ValueError("encryption at rest needs a data_dir (in memory nothing is stored)")
+        self._encryption = Encryption.from_file(encryption_config) if encryption_config else None
+        self._data_lock = DataDirLock(self.data_dir) if self.data_dir is not None else None
+        try:
+            self.store = self._open_store(None)
+        except BaseException:
+            self.close()
+            raise
         self.faults = Faults(lambda: self.store)
         self.rest = Rest(self.store, self.registry, self.clock, self._token_issuer())
         self.discovery = Discovery(self.registry)
@@ -128,6 +152,7 @@ class ApiServer:
                 anonymous=anonymous_auth,
             ),
             bookmark_interval=bookmark_interval,
+            limits=limits,
         )
         self._sock: socket.socket | None = None
         self._stack: AsyncExitStack | None = None
@@ -162,7 +187,7 @@ class ApiServer:
     def _open_store(self, previous: Store | None) -> Store:
         backend: Backend
         if self.data_dir is not None:
-            backend = SqliteBackend(self.data_dir)
+            backend = SqliteBackend(self.data_dir, self._encryption)
         elif previous is not None:
             backend = _Carried(previous)
         else:
@@ -243,8 +268,6 @@ class ApiServer:
         """Write :meth:`kubeconfig` to ``path`` (mode 0600) for ``kubectl --kubeconfig``."""
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        from ._tls import write_private
-
         write_private(target, yaml.safe_dump(self.kubeconfig(), sort_keys=False).encode())
         return target
 
@@ -276,13 +299,22 @@ class ApiServer:
             if stack is not None:
                 await stack.__aexit__(exc_type, exc, tb)
         finally:
-            self.store.close()
+            self.close()
             if self._sock is not None:
                 self._sock.close()
                 self._sock = None
             if self._tls_dir is not None:
                 self._tls_dir.cleanup()
                 self._tls_dir = None
+
+    def close(self) -> None:
+        """Close the storage and let go of the data directory (``async with`` does this; a
+        server built but never entered must call it)."""
+        store = getattr(self, "store", None)
+        if store is not None:
+            store.close()
+        if self._data_lock is not None:
+            self._data_lock.release()
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Serve until cancelled (the ``kcm apiserver`` command)."""

@@ -23,6 +23,9 @@ import anyio
 import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from ._data_dir import create_private, private_dir
+from ._encryption import Encryption
+
 __all__ = ["Backend", "Event", "MemoryBackend", "SqliteBackend", "Store", "Watch"]
 
 RKey = tuple[str, str]  # (group, plural)
@@ -31,6 +34,7 @@ Obj = dict[str, Any]
 
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
+_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
 def deep_copy(obj: Obj) -> Obj:
@@ -162,13 +166,22 @@ class MemoryBackend:
 class SqliteBackend:
     """State in one SQLite file; each write is one transaction, so a crash keeps the last state.
 
-    The global RV is stored with every write, so it keeps increasing across restarts.
+    The global RV is stored with every write, so it keeps increasing across restarts. With
+    ``encryption`` the resources it names (Secrets, typically) are stored encrypted.
+
+    Raises:
+        EncryptionError: (on :meth:`load`) a stored value the configured keys cannot read.
     """
 
-    def __init__(self, data_dir: str | Path) -> None:
+    def __init__(self, data_dir: str | Path, encryption: Encryption | None = None) -> None:
+        self.encryption = encryption or Encryption({})
         path = Path(data_dir)
-        path.mkdir(parents=True, exist_ok=True)
+        private_dir(path, warn=False)  # the server's DataDirLock warns
         self.path = path / "kcm-apiserver.sqlite3"
+        # 0600 before SQLite opens it: its -wal and -shm files take the database's mode
+        for name in (self.path, *(self.path.with_name(self.path.name + s) for s in _SIDE_FILES)):
+            if name == self.path or name.exists():
+                create_private(name)
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -185,6 +198,7 @@ class SqliteBackend:
         for grp, plural, ns, name, data in self._db.execute(
             "SELECT grp, plural, ns, name, data FROM objects"
         ):
+            data = self.encryption.open((grp, plural), (ns, name), data)
             objects.setdefault((grp, plural), {})[(ns, name)] = _decode(data)
         return rv, objects
 
@@ -198,9 +212,10 @@ class SqliteBackend:
                     (*rkey, *okey),
                 )
             else:
+                data = self.encryption.seal(rkey, okey, _encode(obj))
                 db.execute(
                     "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)",
-                    (*rkey, *okey, _encode(obj)),
+                    (*rkey, *okey, data),
                 )
             db.execute("INSERT OR REPLACE INTO meta VALUES ('rv', ?)", (rv,))
             db.execute("COMMIT")

@@ -12,7 +12,6 @@ the serving certificate is made afresh on every start (its names follow ``host``
 from __future__ import annotations
 
 import ipaddress
-import os
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -24,7 +23,9 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from kcm.clock import Clock
 
-__all__ = ["CertificateAuthority", "KeyPair", "load_or_create_key", "write_private"]
+from ._data_dir import write_private
+
+__all__ = ["CertificateAuthority", "KeyPair", "load_or_create_key"]
 
 _PEM = serialization.Encoding.PEM
 
@@ -41,12 +42,10 @@ def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
     return key.private_bytes(_PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
 
 
-def write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to a file created 0600 (never readable by others, not even briefly)."""
+def _write_private(path: Path, data: bytes) -> None:
+    """Write ``data`` to a file that is 0600 from its first byte, in a 0700 directory."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
-        handle.write(data)
-    path.chmod(0o600)
+    write_private(path, data)
 
 
 def load_or_create_key(path: Path) -> ec.EllipticCurvePrivateKey:
@@ -57,7 +56,7 @@ def load_or_create_key(path: Path) -> ec.EllipticCurvePrivateKey:
             raise ValueError(f"{path}: not an ECDSA private key")
         return key
     key = ec.generate_private_key(ec.SECP256R1())
-    write_private(path, _key_pem(key))
+    _write_private(path, _key_pem(key))
     return key
 
 
@@ -119,8 +118,8 @@ class CertificateAuthority:
                 raise ValueError(f"{key_path}: not an ECDSA private key")
             return cls(key, x509.load_pem_x509_certificate(cert_path.read_bytes()), clock)
         ca = cls.generate(clock)
-        write_private(key_path, _key_pem(ca.key))
-        write_private(cert_path, ca.cert_pem)
+        _write_private(key_path, _key_pem(ca.key))
+        _write_private(cert_path, ca.cert_pem)
         return ca
 
     def _sign(

@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 
-from ._values import listen_host, port
+from ._values import listen_host, non_negative_int, parse_duration, port
 
 __all__ = ["add_parser", "run"]
 
@@ -76,6 +76,38 @@ def add_parser(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="serve plain HTTP; without --token/--token-auth-file nobody is authenticated "
         "and anyone who can reach the port is an administrator",
     )
+    parser.add_argument(
+        "--encryption-provider-config",
+        default=None,
+        metavar="FILE",
+        help="an apiserver.config.k8s.io/v1 EncryptionConfiguration: encrypt the resources it "
+        "names (Secrets) in --data-dir with aescbc or aesgcm",
+    )
+    limits = parser.add_argument_group("limits (kube-apiserver's flags and defaults)")
+    limits.add_argument(
+        "--max-request-body-bytes",
+        type=non_negative_int,
+        default=3 * 1024 * 1024,
+        help="refuse a larger request body with 413 (default 3145728; 0: no limit)",
+    )
+    limits.add_argument(
+        "--request-timeout",
+        type=parse_duration,
+        default=60.0,
+        help="seconds a client has to send its request body, then 504 (default 60; 0: none)",
+    )
+    limits.add_argument(
+        "--max-requests-inflight",
+        type=non_negative_int,
+        default=400,
+        help="concurrent read requests before 429 (default 400; 0: no limit)",
+    )
+    limits.add_argument(
+        "--max-mutating-requests-inflight",
+        type=non_negative_int,
+        default=200,
+        help="concurrent writes before 429 (default 200; 0: no limit)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -90,7 +122,13 @@ def _flag_bool(value: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kcm.apiserver import ApiServer
+    from kcm.apiserver import (
+        ApiServer,
+        DataDirLocked,
+        EncryptionConfigError,
+        EncryptionError,
+        Limits,
+    )
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     if args.insecure_http and args.tls:
@@ -111,6 +149,19 @@ def run(args: argparse.Namespace) -> int:
     if kubeconfig_out is None and args.data_dir:
         kubeconfig_out = str(Path(args.data_dir) / "kubeconfig")
 
+    if args.encryption_provider_config and not args.data_dir:
+        print(
+            "kcm apiserver: error: --encryption-provider-config needs --data-dir",
+            file=sys.stderr,
+        )
+        return 1
+    limits = Limits(
+        max_request_body_bytes=args.max_request_body_bytes,
+        request_timeout=args.request_timeout,
+        max_requests_inflight=args.max_requests_inflight,
+        max_mutating_requests_inflight=args.max_mutating_requests_inflight,
+    )
+
     async def serve() -> None:
         server = ApiServer(
             data_dir=args.data_dir,
@@ -121,6 +172,8 @@ def run(args: argparse.Namespace) -> int:
             token_auth_file=args.token_auth_file,
             client_ca_file=args.client_ca_file,
             anonymous_auth=args.anonymous_auth,
+            limits=limits,
+            encryption_config=args.encryption_provider_config,
         )
         async with server:
             if kubeconfig_out:
@@ -135,6 +188,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         anyio.run(serve)
+    except (DataDirLocked, EncryptionConfigError, EncryptionError) as exc:
+        print(f"kcm apiserver: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 0
     return 0

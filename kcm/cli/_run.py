@@ -23,6 +23,8 @@ import anyio
 import msgspec
 from prometheus_client import CollectorRegistry
 
+from kcm.apiserver import DataDirLock, DataDirLocked
+
 from .._version import __version__
 from ._logging import configure_logging
 from ._settings import RunSettings
@@ -38,33 +40,24 @@ STOP_SIGNALS = tuple(
 closed terminal), so a laptop session that ends still releases the lease."""
 
 
-class DataDirLocked(RuntimeError):
-    """Another kcm process serves the same embedded data directory."""
+def _locked_hint(data_dir: Path) -> str:
+    return (
+        "is another kcm running? stop it, or run this one with another --data-dir and "
+        "another --secure-port (or --secure-port=0; the first kcm serves its health port), "
+        f"or join that cluster as a standby with --kubeconfig={data_dir / 'kubeconfig'} "
+        "--secure-port=0"
+    )
 
 
 @contextlib.contextmanager
 def _lock_data_dir(data_dir: Path) -> Iterator[None]:
-    """Hold ``<data-dir>/kcm.lock`` (flock) so two embedded servers never share one store."""
-    data_dir.mkdir(parents=True, exist_ok=True)
+    """Hold the data directory as the embedded server does (its lock, kcm's advice)."""
     try:
-        import fcntl
-    except ImportError:  # not POSIX: no lock
+        lock = DataDirLock(data_dir)
+    except DataDirLocked as exc:
+        raise DataDirLocked(exc.path, exc.pid, _locked_hint(data_dir)) from None
+    with lock:
         yield
-        return
-    with open(data_dir / "kcm.lock", "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise DataDirLocked(
-                f"another kcm is already using {data_dir}; stop it, or run this one with "
-                "another --data-dir and another --secure-port (or --secure-port=0; the first "
-                "kcm serves its health port), or join that cluster as a standby with "
-                f"--kubeconfig={data_dir / 'kubeconfig'} --secure-port=0"
-            ) from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _client_config(settings: RunSettings, environ: Mapping[str, str]) -> Any:
@@ -254,13 +247,14 @@ async def _connect(
         from kcm.apiserver import ApiServer
         from kcm.client import load_kubeconfig_dict
 
-        stack.enter_context(_lock_data_dir(settings.data_dir))
         secure = not settings.apiserver_insecure_http
         if not secure:
             print(_INSECURE_WARNING, file=sys.stderr, flush=True)
-        server = await stack.enter_async_context(
-            ApiServer(data_dir=settings.data_dir, port=settings.apiserver_port, tls=secure)
-        )
+        try:
+            api = ApiServer(data_dir=settings.data_dir, port=settings.apiserver_port, tls=secure)
+        except DataDirLocked as exc:
+            raise DataDirLocked(exc.path, exc.pid, _locked_hint(settings.data_dir)) from None
+        server = await stack.enter_async_context(api)
         if settings.leader_elect and settings.apiserver_port == 0:
             await _release_stale_lease(load_kubeconfig_dict(server.kubeconfig()), settings)
         server.write_kubeconfig(settings.kubeconfig_path)

@@ -125,10 +125,30 @@ def test_kcm_apiserver_is_secure_by_default(tmp_path: Path) -> None:
 
 
 def test_plain_http_only_when_asked_for_with_a_warning(tmp_path: Path) -> None:
+    """Plain HTTP (a warning), with the limits and encryption at rest flags."""
     kubeconfig = tmp_path / "kubeconfig"
+    encryption = tmp_path / "enc.yaml"
+    encryption.write_text(
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n"
+        "- resources: [secrets]\n  providers:\n  - aesgcm:\n      keys:\n"
+        "      - {name: k, secret: " + base64.b64encode(b"k" * 32).decode() + "}\n"
+    )
     port = _free_port()
     proc = _start(
-        ["--port", str(port), "--insecure-http", "--kubeconfig-out", str(kubeconfig)], kubeconfig
+        [
+            "--port",
+            str(port),
+            "--insecure-http",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--kubeconfig-out",
+            str(kubeconfig),
+            "--max-request-body-bytes",
+            "2000",
+            "--encryption-provider-config",
+            str(encryption),
+        ],
+        kubeconfig,
     )
     try:
         config = yaml.safe_load(kubeconfig.read_text())
@@ -139,6 +159,33 @@ def test_plain_http_only_when_asked_for_with_a_warning(tmp_path: Path) -> None:
             json={"metadata": {"name": "from-cli"}},
         )
         assert r.status_code == 201
+        r = httpx.post(
+            f"{server}/api/v1/namespaces/default/configmaps",
+            json={"metadata": {"name": "big"}, "data": {"k": "x" * 2000}},
+        )
+        assert (r.status_code, r.json()["message"]) == (
+            413,
+            "Request entity too large: limit is 2000",
+        )
+        r = httpx.post(
+            f"{server}/api/v1/namespaces/default/secrets",
+            json={"metadata": {"name": "s"}, "data": {"k": base64.b64encode(b"plain!").decode()}},
+        )
+        assert r.status_code == 201
+        wal = (tmp_path / "data" / "kcm-apiserver.sqlite3-wal").read_bytes()
+        assert base64.b64encode(b"plain!") not in wal
+        assert (
+            b"k8s:enc:aesgcm:v1:k:"
+            in (tmp_path / "data" / "kcm-apiserver.sqlite3-wal").read_bytes()
+        )
+        if shutil.which("kubectl"):
+            out = subprocess.run(
+                ["kubectl", "--kubeconfig", str(kubeconfig), "get", "cm", "from-cli", "-o", "name"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            assert out.stdout.strip() == "configmap/from-cli"
     finally:
         _, err = _stop(proc)
     assert "warning: --insecure-http: serving plain HTTP without authentication" in err

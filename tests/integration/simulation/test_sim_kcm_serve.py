@@ -126,7 +126,7 @@ async def test_embedded_kcm_serves_simulates_and_stops_cleanly(tmp_path: Path) -
             assert lease.spec is not None
             assert lease.spec.holder_identity
         with (
-            pytest.raises(DataDirLocked, match="another kcm is already using") as locked,
+            pytest.raises(DataDirLocked, match="is in use by process") as locked,
             _lock_data_dir(data),
         ):
             pass
