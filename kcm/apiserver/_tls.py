@@ -12,6 +12,7 @@ the serving certificate is made afresh on every start (its names follow ``host``
 from __future__ import annotations
 
 import ipaddress
+import stat
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -23,7 +24,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from kcm.clock import Clock
 
-from ._data_dir import write_private
+from ._data_dir import create_private, private_dir, write_private
 
 __all__ = ["CertificateAuthority", "KeyPair", "load_or_create_key"]
 
@@ -42,16 +43,30 @@ def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
     return key.private_bytes(_PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
 
 
+def _private_pki(directory: Path) -> None:
+    """``directory`` exists and is 0700 (kcm's own: a looser one is tightened)."""
+    private_dir(directory, warn=False)
+    if stat.S_IMODE(directory.stat().st_mode) & 0o077:
+        directory.chmod(0o700)
+
+
 def _write_private(path: Path, data: bytes) -> None:
     """Write ``data`` to a file that is 0600 from its first byte, in a 0700 directory."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _private_pki(path.parent)
     write_private(path, data)
+
+
+def _read_private(path: Path) -> bytes:
+    """The bytes of a key file, tightened to 0600 (and its directory to 0700) first."""
+    _private_pki(path.parent)
+    create_private(path)
+    return path.read_bytes()
 
 
 def load_or_create_key(path: Path) -> ec.EllipticCurvePrivateKey:
     """The P-256 key kept at ``path``, made (mode 0600) the first time."""
     if path.exists():
-        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+        key = serialization.load_pem_private_key(_read_private(path), password=None)
         if not isinstance(key, ec.EllipticCurvePrivateKey):
             raise ValueError(f"{path}: not an ECDSA private key")
         return key
@@ -113,7 +128,7 @@ class CertificateAuthority:
         """The CA kept in ``directory`` (``ca.crt``, ``ca.key``), made the first time."""
         cert_path, key_path = directory / "ca.crt", directory / "ca.key"
         if cert_path.exists() and key_path.exists():
-            key = serialization.load_pem_private_key(key_path.read_bytes(), password=None)
+            key = serialization.load_pem_private_key(_read_private(key_path), password=None)
             if not isinstance(key, ec.EllipticCurvePrivateKey):
                 raise ValueError(f"{key_path}: not an ECDSA private key")
             return cls(key, x509.load_pem_x509_certificate(cert_path.read_bytes()), clock)
