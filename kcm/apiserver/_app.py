@@ -460,7 +460,9 @@ class App:
         validate_write_options(request.params, "CreateOptions")
         payload = decode_body(request.body, t.res.kind)
         ns, name = _object_key(t)
-        result = self.rest.post(t.res, ns, name, t.subresource, payload, manager=request.manager)
+        result = self.rest.post(
+            t.res, ns, name, t.subresource, payload, manager=request.manager, query=request.query
+        )
         await respond(send, 201, _encode(_created_status(result)))
 
     async def _connect(self, request: _Request, send: Send) -> None:

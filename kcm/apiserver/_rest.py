@@ -486,7 +486,15 @@ class Rest:
     # -- subresources that act or stream ---------------------------------------------------
 
     def post(
-        self, res: Resource, ns: str, name: str, subresource: str, body: Any, *, manager: str = ""
+        self,
+        res: Resource,
+        ns: str,
+        name: str,
+        subresource: str,
+        body: Any,
+        *,
+        manager: str = "",
+        query: dict[str, str] | None = None,
     ) -> Obj:
         """POST on an object's subresource (``pods/binding``, ``pods/eviction``,
         ``serviceaccounts/token``); 405 elsewhere. The posted object records its manager in
@@ -500,7 +508,9 @@ class Rest:
                 kind=body.get("kind"),
                 subresource=subresource,
             )
-        return strategy_for(res).subresource(subresource).post(self, ns, name, body)
+        return (
+            strategy_for(res).subresource(subresource).post(self, ns, name, body, query=query or {})
+        )
 
     def connect(
         self,

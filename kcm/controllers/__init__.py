@@ -235,6 +235,13 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 5,
             ),
             ControllerSpec(
+                "disruption",
+                "disruption",
+                "Keeps PodDisruptionBudget status: healthy pods, disruptions allowed, evictions.",
+                None,
+                1,
+            ),
+            ControllerSpec(
                 "endpoint",
                 "endpoint",
                 "Keeps the Endpoints of each Service with a selector: its pods' addresses, ports.",

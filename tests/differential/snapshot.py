@@ -46,6 +46,7 @@ RESOURCES: dict[str, str] = {
     "jobs": "/apis/batch/v1",
     "cronjobs": "/apis/batch/v1",
     "endpointslices": "/apis/discovery.k8s.io/v1",
+    "poddisruptionbudgets": "/apis/policy/v1",
 }
 """Plural -> API prefix of every namespaced resource a scenario may create or snapshot."""
 

@@ -14,6 +14,7 @@ but without defaults or validation, POST is 405.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -69,8 +70,17 @@ class Subresource:
         """Field errors of an update here: none on a subresource."""
         return []
 
-    def post(self, verbs: Verbs, ns: str, name: str, body: Any) -> Obj:
-        """What POST does on the object's subresource (answered 201); 405 unless a kind says."""
+    def post(
+        self,
+        verbs: Verbs,
+        ns: str,
+        name: str,
+        body: Any,
+        *,
+        query: Mapping[str, str] | None = None,
+    ) -> Obj:
+        """What POST does on the object's subresource (answered 201); 405 unless a kind says.
+        ``query``: the request's query (``dryRun``)."""
         raise StatusError.method_not_allowed()
 
     def missing(self, name: str, *, write: bool) -> StatusError:

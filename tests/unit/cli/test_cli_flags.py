@@ -30,6 +30,7 @@ def test_defaults_follow_kube_controller_manager() -> None:
         "cronjob": 5,
         "daemonset": 2,
         "deployment": 5,
+        "disruption": 1,
         "endpoint": 5,
         "endpointslice": 5,
         "endpointslicemirroring": 5,

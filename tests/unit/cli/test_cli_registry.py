@@ -15,6 +15,7 @@ KCM_NAMES = [
     "cronjob",
     "daemonset",
     "deployment",
+    "disruption",
     "endpoint",
     "endpointslice",
     "endpointslicemirroring",
@@ -44,6 +45,7 @@ def test_registry_lists_the_first_set_with_kube_flags() -> None:
     assert flags["serviceaccount-token"] == "--concurrent-serviceaccount-token-syncs"
     assert flags["serviceaccount"] is None  # kube runs one worker and has no flag
     assert flags["statefulset"] == "--concurrent-statefulset-syncs"
+    assert flags["disruption"] is None  # kube runs one worker and has no flag
     assert CONTROLLERS["ttl-after-finished"].module == "kcm.controllers.ttlafterfinished"
     assert all(spec.help and "\n" not in spec.help for spec in CONTROLLERS.values())
 

@@ -1,9 +1,10 @@
-"""Pods: defaults and status on create, graceful deletion, ``/binding`` and ``/eviction``; the
-streaming subresources (``/log``, ``/exec``, ``/attach``, ``/portforward``) are in
-:mod:`.podstreams`."""
+"""Pods: defaults and status on create, graceful deletion, ``/binding``; ``/eviction`` is in
+:mod:`.eviction`, the streaming subresources (``/log``, ``/exec``, ``/attach``,
+``/portforward``) are in :mod:`.podstreams`."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..._field_errors import Cause
@@ -12,6 +13,7 @@ from ..._store import Obj, deep_copy
 from .._base import Strategy
 from .._context import Context, Verbs
 from .._subresource import StatusSubresource, Subresource
+from .eviction import PodEviction
 from .podspec import default_pod_spec, validate_pod_spec
 from .podstreams import PodLog, PodPortForward, PodStream
 
@@ -70,7 +72,7 @@ class PodStrategy(Strategy):
         if name == "binding":
             return _Binding(self)
         if name == "eviction":
-            return _Eviction(self)
+            return PodEviction(self)
         if name == "log":
             return PodLog(self)
         if name in ("exec", "attach"):
@@ -103,7 +105,15 @@ class _Binding(Subresource):
     """``pods/binding``: the scheduler's POST sets ``spec.nodeName``, the Binding's annotations
     and PodScheduled, once (``BindingREST``)."""
 
-    def post(self, verbs: Verbs, ns: str, name: str, body: Any) -> Obj:
+    def post(
+        self,
+        verbs: Verbs,
+        ns: str,
+        name: str,
+        body: Any,
+        *,
+        query: Mapping[str, str] | None = None,
+    ) -> Obj:
         res = self.strategy.resource
         binding = body if isinstance(body, dict) else {}
         meta = binding.get("metadata") or {}
@@ -151,18 +161,3 @@ class _Binding(Subresource):
         new["status"]["conditions"] = conditions
         verbs.commit(res, new, old)
         return status_success()
-
-
-class _Eviction(Subresource):
-    """``pods/eviction``: deletes the pod with the eviction's delete options (no PDB checks)."""
-
-    def post(self, verbs: Verbs, ns: str, name: str, body: Any) -> Obj:
-        options = (body or {}).get("deleteOptions") or {}
-        verbs.delete(self.strategy.resource, ns, name, options, {})
-        return {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Success",
-            "code": 201,
-        }

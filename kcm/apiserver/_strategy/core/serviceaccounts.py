@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -39,7 +40,15 @@ class _Token(Subresource):
     hour; a ``boundObjectRef`` (a Pod or Secret) must exist and, for a pod, run as this
     ServiceAccount."""
 
-    def post(self, verbs: Verbs, ns: str, name: str, body: Any) -> Obj:
+    def post(
+        self,
+        verbs: Verbs,
+        ns: str,
+        name: str,
+        body: Any,
+        *,
+        query: Mapping[str, str] | None = None,
+    ) -> Obj:
         request: Obj = dict(body) if isinstance(body, dict) else {}
         spec = dict(request.get("spec") or {})
         seconds = spec.get("expirationSeconds")
