@@ -21,10 +21,12 @@ import yaml
 from kcm.clock import Clock, move_on_after
 from kcm.selectors import FieldSelector
 
+from ._authn import Authenticator
+from ._authz import check, check_impersonation, request_attributes
 from ._body import decode_object
 from ._discovery import Discovery
 from ._faults import Faults
-from ._http import Receive, Scope, Send, authorized, decode_body, read_body, respond
+from ._http import Receive, Scope, Send, decode_body, read_body, respond
 from ._limits import InFlight, Limits, long_running
 from ._list import cache_read
 from ._nesting import check_nesting, deeper_than, nesting_error
@@ -70,6 +72,8 @@ class _Request:
     user_agent: str
     params: Params
     """Every value of every query parameter (``query`` has the first of each)."""
+    who: Requester
+    """Whom the request acts as (authenticated, impersonation applied)."""
 
     @property
     def accept(self) -> str:
@@ -101,7 +105,7 @@ class App:
         faults: Faults,
         clock: Clock,
         *,
-        token: str | None = None,
+        authenticator: Authenticator | None = None,
         bookmark_interval: float = 60.0,
         limits: Limits | None = None,
     ) -> None:
@@ -110,7 +114,8 @@ class App:
         self.discovery = discovery
         self.faults = faults
         self.clock = clock
-        self.token = token
+        self.authenticator = authenticator or Authenticator(rest.ctx.tokens, clock)
+        rest.ctx.authenticator = self.authenticator
         self.bookmark_interval = bookmark_interval
         self.limits = limits or Limits()
         self.inflight = InFlight(self.limits)
@@ -163,8 +168,12 @@ class App:
         user_agent = headers.get("user-agent", "")
         await self.faults.gate(user_agent)
         try:
-            self._admit(headers)
-            await self._dispatch(scope, receive, send, headers, user_agent)
+            try:
+                who = self._admit(scope, headers)
+            except StatusError:
+                await _discard_body(scope["method"], receive)
+                raise
+            await self._dispatch(scope, receive, send, headers, user_agent, who)
         except StatusError as exc:
             if not started:
                 await respond(send, exc.code, _encode(exc.to_status()), exc.headers)
@@ -193,18 +202,37 @@ class App:
 
         await self({**scope, "type": "http", "method": "GET"}, receive, as_websocket)
 
-    def _admit(self, headers: dict[str, str]) -> None:
-        """401 without the token; an injected failure when one is due."""
-        if self.token is not None and not authorized(headers, self.token):
-            raise StatusError(401, "Unauthorized", "Unauthorized")
+    def _admit(self, scope: Scope, headers: dict[str, str]) -> Requester:
+        """Whom the request acts as (401 when it does not authenticate; 403 when it may not
+        impersonate whom it asks to, or may not do what it asks); an injected failure when
+        one is due.
+
+        A server that authenticates nobody authorizes everything (its callers are all its
+        administrator); otherwise RBAC decides, as kube-apiserver's ``--authorization-mode=RBAC``.
+        """
+        caller = self.authenticator.authenticate(headers, self.store)
+        enforcing = self.authenticator.enabled
+        if enforcing and "impersonate-user" in headers:
+            check_impersonation(self.store, caller, headers)
+        who = Requester.from_headers(headers, caller)
+        if enforcing:
+            params = parse_qs(scope["query_string"].decode(), keep_blank_values=True)
+            check(self.store, who, request_attributes(scope["method"], scope["path"], params))
         failure = self.faults.take_failure()
         if failure is not None:
             raise failure
+        return who
 
     # -- routing ---------------------------------------------------------------------------
 
     async def _dispatch(
-        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], ua: str
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+        ua: str,
+        who: Requester,
     ) -> None:
         """Parse the path, serve what is not a resource, else run the verb on the target."""
         params = _params(scope)
@@ -224,7 +252,7 @@ class App:
         target = resolve(self.registry, path)
         method = scope["method"]
         body = await self._request_body(method, receive, headers, target)
-        request = _Request(method, target, query, headers, body, ua, params)
+        request = _Request(method, target, query, headers, body, ua, params, who)
         await self._verb(request)(request, send, receive)
 
     async def _request_body(
@@ -382,9 +410,8 @@ class App:
         if t.res.namespaced and t.ns is None:
             raise StatusError.method_not_allowed()
         payload = _object_body(request)
-        who = Requester.from_headers(request.headers)
         created = self.rest.create(
-            t.res, t.ns, payload, request.query, manager=request.manager, who=who
+            t.res, t.ns, payload, request.query, manager=request.manager, who=request.who
         )
         await respond(send, 201, _encode(created))
 
@@ -505,6 +532,22 @@ async def _lifespan(receive: Receive, send: Send) -> None:
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+async def _discard_body(method: str, receive: Receive, limit: int = 1 << 20) -> None:
+    """Read (up to ``limit`` bytes of) the body of a request that is refused before it is
+    read, so the connection closes cleanly (a TLS connection closed with the client's body
+    still arriving ends in an SSL error)."""
+    if method not in _WITH_BODY:
+        return
+    seen = 0
+    while seen <= limit:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        seen += len(message.get("body", b""))
+        if not message.get("more_body"):
             return
 
 

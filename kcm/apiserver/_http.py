@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -17,7 +16,6 @@ __all__ = [
     "Receive",
     "Scope",
     "Send",
-    "authorized",
     "decode_body",
     "read_body",
     "respond",
@@ -32,14 +30,6 @@ JSON = b"application/json"
 _DRAIN = 256 * 1024
 """Bytes of an over-limit body read and dropped before the 413 (Go's
 ``maxPostHandlerReadBytes``)."""
-
-
-def authorized(headers: dict[str, str], token: str) -> bool:
-    """Whether the request carries ``Authorization: Bearer <token>``."""
-    value = headers.get("authorization", "")
-    if not value.lower().startswith("bearer "):
-        return False
-    return hmac.compare_digest(value[7:].strip().encode(), token.encode())
 
 
 async def read_body(receive: Receive, headers: dict[str, str], limit: int = 0) -> bytes:

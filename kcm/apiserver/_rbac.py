@@ -11,14 +11,14 @@ with the bindings' missing roles as the reason. kube-apiserver's bootstrap polic
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ._requester import Requester
 from ._store import Obj, Store
 
-__all__ = ["Attributes", "authorize"]
+__all__ = ["Attributes", "authorize", "rules_for"]
 
 _RBAC = "rbac.authorization.k8s.io"
 
@@ -34,10 +34,13 @@ class Attributes:
     subresource: str = ""
     name: str = ""
     path: str = ""
+    resource_request: bool = False
+    """Set for requests kube's RequestInfo reads as resource requests (an access review's
+    attributes are told apart by ``path``)."""
 
     @property
     def is_resource(self) -> bool:
-        return bool(self.resource) or not self.path
+        return self.resource_request or bool(self.resource) or not self.path
 
 
 def _has(values: Any, wanted: str) -> bool:
@@ -120,27 +123,59 @@ def _bindings(store: Store, namespace: str) -> Iterable[tuple[Obj, str, str]]:
             yield binding, "RoleBinding", namespace
 
 
+def _visit(
+    store: Store, who: Requester, namespace: str
+) -> Iterator[tuple[Obj, str, str, Mapping[str, Any], list[Any] | str]]:
+    """(binding, kind, namespace, subject, the role's rules or the error of a missing role) of
+    every binding that applies to ``who`` (kube's ``VisitRulesFor``)."""
+    for binding, kind, bound_in in _bindings(store, namespace):
+        subject = next(
+            (s for s in binding.get("subjects") or [] if _applies(s, who, bound_in)), None
+        )
+        if subject is None:
+            continue
+        yield (
+            binding,
+            kind,
+            bound_in,
+            subject,
+            _role_rules(store, binding.get("roleRef") or {}, bound_in),
+        )
+
+
+def _aggregate(errors: list[str]) -> str:
+    """Go's ``utilerrors.NewAggregate(...).Error()``."""
+    return errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"
+
+
 def authorize(store: Store, who: Requester, asked: Attributes) -> tuple[bool, str]:
     """Whether ``who`` may do what is ``asked``, and the reason kube-apiserver gives."""
     if who.privileged:
         return True, ""
     errors: list[str] = []
-    for binding, kind, namespace in _bindings(store, asked.namespace):
-        subject = next(
-            (s for s in binding.get("subjects") or [] if _applies(s, who, namespace)), None
-        )
-        if subject is None:
-            continue
-        ref = binding.get("roleRef") or {}
-        rules = _role_rules(store, ref, namespace)
+    for binding, kind, namespace, subject, rules in _visit(store, who, asked.namespace):
         if isinstance(rules, str):
             errors.append(rules)
             continue
         if any(_rule_allows(rule, asked) for rule in rules):
+            ref = binding.get("roleRef") or {}
             name = binding["metadata"].get("name", "")
             where = f"{name}/{namespace}" if namespace else name
             source = f'{kind} "{where}" of {ref.get("kind", "")} "{ref.get("name", "")}"'
             return True, f"RBAC: allowed by {source} to {_describe(subject, namespace)}"
     if not errors:
         return False, ""
-    return False, "RBAC: " + (errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
+    return False, "RBAC: " + _aggregate(errors)
+
+
+def rules_for(store: Store, who: Requester, namespace: str) -> tuple[list[Any], str]:
+    """Every rule ``who`` has in ``namespace`` (cluster-wide ones too) and the aggregated
+    error of the roles that are missing (kube's ``RulesFor``: a SelfSubjectRulesReview)."""
+    found: list[Any] = []
+    errors: list[str] = []
+    for _, _, _, _, rules in _visit(store, who, namespace):
+        if isinstance(rules, str):
+            errors.append(rules)
+        else:
+            found.extend(rules)
+    return found, _aggregate(errors) if errors else ""

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import base64
 import logging
 import os
 import socket
+import ssl
 import tempfile
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import yaml
@@ -18,6 +20,8 @@ from anyio.abc import TaskStatus
 from kcm.clock import SYSTEM_CLOCK, Clock
 
 from ._app import App
+from ._authn import Authenticator
+from ._bootstrap_policy import reconcile_bootstrap_policy
 from ._data_dir import DataDirLock, write_private
 from ._discovery import Discovery
 from ._encryption import Encryption
@@ -25,8 +29,14 @@ from ._faults import Faults
 from ._kubernetes_service import ensure_kubernetes_service
 from ._limits import Limits
 from ._registry import Registry
+from ._requester import Requester
 from ._rest import Rest
 from ._store import Backend, MemoryBackend, SqliteBackend, Store
+from ._token_file import StaticTokens
+from ._tokens import TokenIssuer
+
+if TYPE_CHECKING:
+    from ._tls import CertificateAuthority, KeyPair
 
 __all__ = ["ApiServer"]
 
@@ -52,9 +62,16 @@ class ApiServer:
         port: TCP port; 0 picks a free one (see :attr:`url`).
         host: address to listen on. Loopback by default; anything else is reachable from the
             network, so pair it with ``token``/``tls``.
-        token: when set, every request must carry ``Authorization: Bearer <token>``.
-        tls: serve HTTPS with a freshly generated self-signed CA (its PEM is in
-            :attr:`ca_pem`, the kubeconfig and the client config).
+        token: a bearer token for an administrator (``system:masters``): one more line of
+            the token file.
+        tls: serve HTTPS with the server's CA (kept under ``<data_dir>/pki``, else made for
+            this server; its PEM is in :attr:`ca_pem`), which also signs client certificates:
+            the kubeconfig's user is an administrator's certificate.
+        token_auth_file: kube-apiserver's ``--token-auth-file`` (CSV: token,user,uid,groups).
+        client_ca_file: PEM CA bundle client certificates are checked against (kube's
+            ``--client-ca-file``); the server's own CA by default. Only with ``tls``.
+        anonymous_auth: a request without credentials acts as ``system:anonymous`` instead of
+            getting 401 (kube's ``--anonymous-auth``).
         clock: stamps object timestamps and times watch timeouts and bookmarks.
         history: how many events the watch history keeps (older watches get 410).
         bookmark_interval: seconds between BOOKMARK events on watches that allow them.
@@ -73,6 +90,11 @@ class ApiServer:
         EncryptionConfigError: ``encryption_config`` is unreadable or invalid.
         EncryptionError: a stored value cannot be decrypted with its keys.
 
+    With none of ``token``, ``token_auth_file`` and ``tls`` the server authenticates nobody and
+    authorizes everything: every caller is its administrator (the fast in-process mode of the
+    test fixture). With any of them, every request is authenticated and authorized by RBAC,
+    over kube-apiserver's bootstrap policy.
+
     Guarantees:
         Every write gets the next value of one global resourceVersion counter; a watch from a
         resourceVersion in the history window sees every later event exactly once, in order.
@@ -88,6 +110,9 @@ class ApiServer:
         tls: bool = False,
         clock: Clock | None = None,
         *,
+        token_auth_file: str | os.PathLike[str] | None = None,
+        client_ca_file: str | os.PathLike[str] | None = None,
+        anonymous_auth: bool = False,
         history: int = 10_000,
         bookmark_interval: float = 60.0,
         watch_buffer: int = 10_000,
@@ -103,6 +128,7 @@ class ApiServer:
         self.clock = clock or SYSTEM_CLOCK
         self._history = history
         self._watch_buffer = watch_buffer
+        self.client_ca_file = Path(client_ca_file) if client_ca_file is not None else None
         self.registry = Registry()
         if encryption_config is not None and data_dir is None:
             raise ValueError("encryption at rest needs a data_dir (in memory nothing is stored)")
@@ -115,7 +141,7 @@ class ApiServer:
             raise
         self.faults = Faults(lambda: self.store)
         self._default_service_accounts = default_service_accounts
-        self.rest = Rest(self.store, self.registry, self.clock)
+        self.rest = Rest(self.store, self.registry, self.clock, self._token_issuer())
         self.rest.ctx.default_service_accounts = default_service_accounts
         self.discovery = Discovery(self.registry)
         self.app = App(
@@ -124,7 +150,13 @@ class ApiServer:
             self.discovery,
             self.faults,
             self.clock,
-            token=token,
+            authenticator=Authenticator(
+                self.rest.ctx.tokens,
+                self.clock,
+                tokens=_static_tokens(token_auth_file, token),
+                client_certs=tls,
+                anonymous=anonymous_auth,
+            ),
             bookmark_interval=bookmark_interval,
             limits=limits,
         )
@@ -134,10 +166,27 @@ class ApiServer:
         self._shutdown: anyio.Event | None = None
         self._stopped: anyio.Event | None = None
         self._tls_dir: tempfile.TemporaryDirectory[str] | None = None
+        self.ca: CertificateAuthority | None = None
         self.ca_pem: bytes | None = None
+        self._admin_cert: KeyPair | None = None
         self._certfile = ""
         self._keyfile = ""
+        self._client_ca = ""
         self._bootstrap()
+
+    @property
+    def pki_dir(self) -> Path | None:
+        """Where the CA and the service account signing key are kept (with a data dir)."""
+        return self.data_dir / "pki" if self.data_dir is not None else None
+
+    def _token_issuer(self) -> TokenIssuer:
+        """The ServiceAccount token signer; its key is kept in the data dir when there is one,
+        so tokens stay valid across restarts."""
+        if self.pki_dir is None:
+            return TokenIssuer(self.clock)
+        from ._tls import load_or_create_key
+
+        return TokenIssuer(self.clock, load_or_create_key(self.pki_dir / "sa.key"))
 
     # -- storage ---------------------------------------------------------------------------
 
@@ -152,7 +201,8 @@ class ApiServer:
         return Store(backend, history=self._history, watch_buffer=self._watch_buffer)
 
     def _bootstrap(self) -> None:
-        """Load CRDs from storage and create the namespaces every cluster has."""
+        """Load CRDs from storage, create the namespaces every cluster has and, when RBAC
+        decides, the bootstrap policy."""
         for crd in self.store.objects.get(
             ("apiextensions.k8s.io", "customresourcedefinitions"), {}
         ).values():
@@ -162,6 +212,8 @@ class ApiServer:
         for name in _BUILTIN_NAMESPACES:
             if self.store.get(ns_res.storage_key, "", name) is None:
                 self.rest.create(ns_res, None, {"metadata": {"name": name}}, {})
+        if self.app.authenticator.enabled:  # RBAC decides: its default roles and bindings
+            reconcile_bootstrap_policy(self.rest)
 
     # -- addresses and configs -------------------------------------------------------------
 
@@ -176,10 +228,14 @@ class ApiServer:
         """A kubeconfig (as a dict) whose current context is this server."""
         cluster: dict[str, Any] = {"server": self.url}
         if self.ca_pem is not None:
-            import base64
-
             cluster["certificate-authority-data"] = base64.b64encode(self.ca_pem).decode()
-        user: dict[str, Any] = {"token": self.token} if self.token else {}
+        user: dict[str, Any] = {}
+        if self.token:
+            user["token"] = self.token
+        elif self.tls:
+            pair = self.admin_certificate()
+            user["client-certificate-data"] = base64.b64encode(pair.cert_pem).decode()
+            user["client-key-data"] = base64.b64encode(pair.key_pem).decode()
         return {
             "apiVersion": "v1",
             "kind": "Config",
@@ -194,6 +250,25 @@ class ApiServer:
             "current-context": "kcm",
             "preferences": {},
         }
+
+    def admin_certificate(self) -> KeyPair:
+        """A client certificate for ``kcm-admin`` in ``system:masters``, signed by the CA
+        (made once per server)."""
+        if self._admin_cert is None:
+            admin = Requester.admin()
+            groups = tuple(g for g in admin.groups if g != "system:authenticated")
+            self._admin_cert = self._authority().client(admin.name, groups)
+        return self._admin_cert
+
+    def _authority(self) -> CertificateAuthority:
+        if self.ca is None:
+            from ._tls import CertificateAuthority
+
+            if self.pki_dir is not None:
+                self.ca = CertificateAuthority.load_or_create(self.pki_dir, self.clock)
+            else:
+                self.ca = CertificateAuthority.generate(self.clock)
+        return self.ca
 
     def write_kubeconfig(self, path: str | os.PathLike[str]) -> Path:
         """Write :meth:`kubeconfig` to ``path`` (mode 0600) for ``kubectl --kubeconfig``."""
@@ -269,6 +344,7 @@ class ApiServer:
         self.registry = Registry()
         self.rest = Rest(self.store, self.registry, self.clock, self.rest.ctx.tokens)
         self.rest.ctx.default_service_accounts = self._default_service_accounts
+        self.rest.ctx.authenticator = self.app.authenticator
         self.discovery = Discovery(self.registry, self.discovery.address)
         self.app.store = self.store
         self.app.rest = self.rest
@@ -301,24 +377,31 @@ class ApiServer:
             self._make_certs()
 
     def _make_certs(self) -> None:
-        from ._tls import generate_certificates
-
+        """The serving certificate (made afresh) and the client CA, as files for the TLS
+        layer in a private temporary directory."""
+        ca = self._authority()
+        serving = ca.serving(self.host)
         self._tls_dir = tempfile.TemporaryDirectory(prefix="kcm-apiserver-tls-")
-        ca_pem, cert_pem, key_pem = generate_certificates(self.host, self.clock)
-        certfile = Path(self._tls_dir.name) / "server.crt"
-        keyfile = Path(self._tls_dir.name) / "server.key"
-        certfile.write_bytes(cert_pem + ca_pem)
-        keyfile.write_bytes(key_pem)
+        where = Path(self._tls_dir.name)
+        certfile, keyfile, client_ca = where / "server.crt", where / "server.key", where / "ca.crt"
+        certfile.write_bytes(serving.cert_pem + ca.cert_pem)
+        keyfile.write_bytes(serving.key_pem)
         keyfile.chmod(0o600)
-        self.ca_pem = ca_pem
-        self._certfile, self._keyfile = str(certfile), str(keyfile)
+        if self.client_ca_file is not None:
+            client_ca.write_bytes(self.client_ca_file.read_bytes())
+        else:
+            client_ca.write_bytes(ca.cert_pem)
+        self.ca_pem = ca.cert_pem
+        self._certfile, self._keyfile, self._client_ca = str(certfile), str(keyfile), str(client_ca)
 
     async def _serve(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         from hypercorn.config import Config
 
+        from ._client_certs import install as record_peer_certificates
         from ._reason_phrases import install
 
         install()
+        record_peer_certificates()
 
         assert self._sock is not None
         config = Config()
@@ -330,6 +413,8 @@ class ApiServer:
         if self.tls:
             config.certfile = self._certfile
             config.keyfile = self._keyfile
+            config.ca_certs = self._client_ca
+            config.verify_mode = ssl.CERT_OPTIONAL
         app: Any = self.app
         shutdown = self._shutdown = anyio.Event()
         stopped = self._stopped = anyio.Event()
@@ -355,6 +440,16 @@ class ApiServer:
         with anyio.move_on_after(5):
             await self._stopped.wait()
         self._shutdown = self._stopped = None
+
+
+def _static_tokens(path: str | os.PathLike[str] | None, token: str | None) -> StaticTokens:
+    """The token file's users, and ``token``'s administrator."""
+    tokens = StaticTokens.from_file(path) if path is not None else StaticTokens()
+    if token:
+        admin = Requester.admin()
+        groups = tuple(g for g in admin.groups if g != "system:authenticated")
+        tokens.add(token, Requester(admin.name, groups, admin.name))
+    return tokens
 
 
 class _Carried:

@@ -6,6 +6,7 @@ import argparse
 import logging
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -35,11 +36,45 @@ def add_parser(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--data-dir", default=None, help="keep state in SQLite here (default: in memory)"
     )
     parser.add_argument(
-        "--kubeconfig-out", default=None, help="write a kubeconfig for this server to FILE"
+        "--kubeconfig-out",
+        default=None,
+        help="write a kubeconfig (mode 0600, an administrator's client certificate) for this "
+        "server to FILE (default: DATA_DIR/kubeconfig with --data-dir)",
     )
-    parser.add_argument("--token", default=None, help="require this bearer token")
     parser.add_argument(
-        "--tls", action="store_true", help="serve HTTPS with a generated self-signed CA"
+        "--token", default=None, help="accept this bearer token for an administrator"
+    )
+    parser.add_argument(
+        "--token-auth-file",
+        default=None,
+        metavar="FILE",
+        help='static bearer tokens, kube\'s CSV: token,user,uid,"group1,group2"',
+    )
+    parser.add_argument(
+        "--client-ca-file",
+        default=None,
+        metavar="FILE",
+        help="PEM CA bundle client certificates are verified against (default: the server's "
+        "own CA, kept in DATA_DIR/pki)",
+    )
+    parser.add_argument(
+        "--anonymous-auth",
+        type=_flag_bool,
+        default=False,
+        metavar="BOOL",
+        help="requests without credentials act as system:anonymous instead of getting 401 "
+        "(default false)",
+    )
+    parser.add_argument(
+        "--tls",
+        action="store_true",
+        help="serve HTTPS (the default; kept for scripts that pass it)",
+    )
+    parser.add_argument(
+        "--insecure-http",
+        action="store_true",
+        help="serve plain HTTP; without --token/--token-auth-file nobody is authenticated "
+        "and anyone who can reach the port is an administrator",
     )
     parser.add_argument(
         "--encryption-provider-config",
@@ -76,6 +111,16 @@ def add_parser(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.set_defaults(func=run)
 
 
+def _flag_bool(value: str) -> bool:
+    """``true``/``false`` as Go's flag package parses a bool."""
+    lowered = value.lower()
+    if lowered in ("1", "t", "true"):
+        return True
+    if lowered in ("0", "f", "false"):
+        return False
+    raise argparse.ArgumentTypeError(f"invalid boolean value {value!r}")
+
+
 def run(args: argparse.Namespace) -> int:
     from kcm.apiserver import (
         ApiServer,
@@ -86,12 +131,23 @@ def run(args: argparse.Namespace) -> int:
     )
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    if args.host not in ("127.0.0.1", "::1", "localhost") and not args.token:
+    if args.insecure_http and args.tls:
+        print("error: --tls and --insecure-http exclude each other", file=sys.stderr)
+        return 2
+    if args.insecure_http:
+        anyone = not (args.token or args.token_auth_file)
         print(
-            f"warning: serving on {args.host} without --token: anyone who can reach it can "
-            "change the cluster",
+            "warning: --insecure-http: serving plain HTTP"
+            + (
+                " without authentication: anyone who can reach it is a cluster administrator"
+                if anyone
+                else ": tokens travel in clear text (and kubectl will not send them)"
+            ),
             file=sys.stderr,
         )
+    kubeconfig_out = args.kubeconfig_out
+    if kubeconfig_out is None and args.data_dir:
+        kubeconfig_out = str(Path(args.data_dir) / "kubeconfig")
 
     if args.encryption_provider_config and not args.data_dir:
         print(
@@ -112,16 +168,19 @@ def run(args: argparse.Namespace) -> int:
             port=args.port,
             host=args.host,
             token=args.token,
-            tls=args.tls,
+            tls=not args.insecure_http,
+            token_auth_file=args.token_auth_file,
+            client_ca_file=args.client_ca_file,
+            anonymous_auth=args.anonymous_auth,
             limits=limits,
             encryption_config=args.encryption_provider_config,
         )
         async with server:
-            if args.kubeconfig_out:
-                server.write_kubeconfig(args.kubeconfig_out)
+            if kubeconfig_out:
+                server.write_kubeconfig(kubeconfig_out)
             print(f"kcm apiserver serving on {server.url}", flush=True)
-            if args.kubeconfig_out:
-                print(f"kubeconfig written to {args.kubeconfig_out}", flush=True)
+            if kubeconfig_out:
+                print(f"kubeconfig written to {kubeconfig_out}", flush=True)
             with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 async for signum in signals:
                     print(f"received {signal.Signals(signum).name}, stopping", flush=True)

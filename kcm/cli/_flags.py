@@ -305,6 +305,13 @@ def _add_embedded_flags(parser: argparse.ArgumentParser) -> None:
         help="embedded API server port on 127.0.0.1 (default 0: a free port; the kubeconfig "
         "is rewritten on every start)",
     )
+    emb.add_argument(
+        "--apiserver-insecure-http",
+        action="store_true",
+        help="serve the embedded API server over plain HTTP without authentication (anyone "
+        "who can reach the port is an administrator; default: HTTPS with a CA kept in the "
+        "data dir and an administrator's client certificate in the kubeconfig)",
+    )
 
 
 def _add_simulation_flags(parser: argparse.ArgumentParser) -> None:
@@ -536,6 +543,7 @@ def _settings_from(args: argparse.Namespace) -> RunSettings:
         secure_port=args.secure_port,
         data_dir=Path(args.data_dir).expanduser() if args.data_dir else default_data_dir(),
         apiserver_port=args.apiserver_port,
+        apiserver_insecure_http=args.apiserver_insecure_http,
         simulate=args.simulate,
         simulation=_simulation_from(args),
         verbosity=args.verbosity,

@@ -90,6 +90,12 @@ def _lock(client: Any, settings: RunSettings) -> Any:
     return MultiLock(ConfigMapLock(client, name, namespace, identity=identity), lease)
 
 
+_INSECURE_WARNING = (
+    "warning: the embedded API server serves plain HTTP without authentication "
+    "(--apiserver-insecure-http): anyone who can reach its port is a cluster administrator"
+)
+
+
 def _host(address: str) -> str:
     return f"[{address}]" if ":" in address and not address.startswith("[") else address
 
@@ -241,8 +247,11 @@ async def _connect(
         from kcm.apiserver import ApiServer
         from kcm.client import load_kubeconfig_dict
 
+        secure = not settings.apiserver_insecure_http
+        if not secure:
+            print(_INSECURE_WARNING, file=sys.stderr, flush=True)
         try:
-            api = ApiServer(data_dir=settings.data_dir, port=settings.apiserver_port)
+            api = ApiServer(data_dir=settings.data_dir, port=settings.apiserver_port, tls=secure)
         except DataDirLocked as exc:
             raise DataDirLocked(exc.path, exc.pid, _locked_hint(settings.data_dir)) from None
         server = await stack.enter_async_context(api)

@@ -43,6 +43,7 @@ class RunSettings:
     secure_port: int = 10257
     data_dir: Path = Path("kcm-data")
     apiserver_port: int = 0
+    apiserver_insecure_http: bool = False
     simulate: bool | None = None
     simulation: SimulationConfig = field(default_factory=SimulationConfig)
     verbosity: int = 0

@@ -207,6 +207,13 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
         spec.name: spec
         for spec in (
             ControllerSpec(
+                "clusterrole-aggregation",
+                "clusterroleaggregation",
+                "Fills in aggregated ClusterRoles (admin, edit, view) from the roles they select.",
+                None,
+                5,
+            ),
+            ControllerSpec(
                 "cronjob",
                 "cronjob",
                 "Creates Jobs on CronJob schedules (concurrency policy, missed runs, history).",

@@ -5,10 +5,12 @@ from __future__ import annotations
 import base64
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -21,7 +23,109 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_kcm_apiserver_command(tmp_path: Path) -> None:
+def _start(args: list[str], kubeconfig: Path) -> subprocess.Popen[str]:
+    """``kcm apiserver ARGS`` in the background, once it has written ``kubeconfig``."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kcm", "apiserver", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    while not kubeconfig.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no kubeconfig written"
+        time.sleep(0.05)
+    return proc
+
+
+def _stop(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    proc.terminate()
+    return proc.communicate(timeout=20)
+
+
+def _client(config: dict[str, Any], tmp_path: Path, *, with_cert: bool = True) -> httpx.Client:
+    """An httpx client trusting the kubeconfig's CA, with its client certificate."""
+    cluster, user = config["clusters"][0]["cluster"], config["users"][0]["user"]
+    context = ssl.create_default_context(
+        cadata=base64.b64decode(cluster["certificate-authority-data"]).decode()
+    )
+    if with_cert:
+        (tmp_path / "admin.crt").write_bytes(base64.b64decode(user["client-certificate-data"]))
+        (tmp_path / "admin.key").write_bytes(base64.b64decode(user["client-key-data"]))
+        context.load_cert_chain(tmp_path / "admin.crt", tmp_path / "admin.key")
+    return httpx.Client(base_url=cluster["server"], verify=context, timeout=10)
+
+
+def _kubectl(kubeconfig: Path, *args: str) -> str:
+    out = subprocess.run(
+        ["kubectl", "--kubeconfig", str(kubeconfig), *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return out.stdout.strip()
+
+
+def test_kcm_apiserver_is_secure_by_default(tmp_path: Path) -> None:
+    """HTTPS with a CA kept in the data dir, a kubeconfig (0600) holding an administrator's
+    client certificate, 401 for anyone without it; a restart reuses the CA, so the first
+    kubeconfig still works."""
+    data, kubeconfig = tmp_path / "data", tmp_path / "data" / "kubeconfig"
+    port = _free_port()
+    proc = _start(["--port", str(port), "--data-dir", str(data)], kubeconfig)
+    try:
+        assert kubeconfig.stat().st_mode & 0o777 == 0o600
+        assert (data / "pki" / "ca.key").stat().st_mode & 0o777 == 0o600
+        config = yaml.safe_load(kubeconfig.read_text())
+        assert config["clusters"][0]["cluster"]["server"] == f"https://127.0.0.1:{port}"
+        with _client(config, tmp_path) as admin:
+            r = admin.post(
+                "/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "from-cli"}}
+            )
+            assert r.status_code == 201
+        with _client(config, tmp_path, with_cert=False) as stranger:
+            r = stranger.get("/api/v1/namespaces/default/configmaps")
+            assert (r.status_code, r.json()["reason"]) == (401, "Unauthorized")
+        if shutil.which("kubectl"):
+            got = _kubectl(kubeconfig, "get", "cm", "from-cli", "-o", "name")
+            assert got == "configmap/from-cli"
+            assert _kubectl(kubeconfig, "auth", "can-i", "delete", "nodes") == "yes"
+            # any user, through impersonation: RBAC answers (jane has no role)
+            as_jane = subprocess.run(
+                [
+                    "kubectl",
+                    "--kubeconfig",
+                    str(kubeconfig),
+                    "auth",
+                    "can-i",
+                    "list",
+                    "pods",
+                    "--as",
+                    "jane",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            assert (as_jane.returncode, as_jane.stdout.strip()) == (1, "no")
+    finally:
+        _stop(proc)
+    ca = (data / "pki" / "ca.crt").read_bytes()
+    kubeconfig.rename(tmp_path / "first-kubeconfig")
+    proc = _start(["--port", str(port), "--data-dir", str(data)], kubeconfig)
+    try:
+        assert (data / "pki" / "ca.crt").read_bytes() == ca
+        with _client(yaml.safe_load((tmp_path / "first-kubeconfig").read_text()), tmp_path) as old:
+            assert old.get("/api/v1/namespaces/default/configmaps/from-cli").status_code == 200
+    finally:
+        _stop(proc)
+    assert (data / "kcm-apiserver.sqlite3").exists()
+
+
+def test_plain_http_only_when_asked_for_with_a_warning(tmp_path: Path) -> None:
+    """Plain HTTP (a warning), with the limits and encryption at rest flags."""
     kubeconfig = tmp_path / "kubeconfig"
     encryption = tmp_path / "enc.yaml"
     encryption.write_text(
@@ -30,14 +134,11 @@ def test_kcm_apiserver_command(tmp_path: Path) -> None:
         "      - {name: k, secret: " + base64.b64encode(b"k" * 32).decode() + "}\n"
     )
     port = _free_port()
-    proc = subprocess.Popen(
+    proc = _start(
         [
-            sys.executable,
-            "-m",
-            "kcm",
-            "apiserver",
             "--port",
             str(port),
+            "--insecure-http",
             "--data-dir",
             str(tmp_path / "data"),
             "--kubeconfig-out",
@@ -47,16 +148,9 @@ def test_kcm_apiserver_command(tmp_path: Path) -> None:
             "--encryption-provider-config",
             str(encryption),
         ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        kubeconfig,
     )
     try:
-        deadline = time.monotonic() + 20
-        while not kubeconfig.exists():
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "no kubeconfig written"
-            time.sleep(0.05)
         config = yaml.safe_load(kubeconfig.read_text())
         server = config["clusters"][0]["cluster"]["server"]
         assert server == f"http://127.0.0.1:{port}"
@@ -93,9 +187,8 @@ def test_kcm_apiserver_command(tmp_path: Path) -> None:
             )
             assert out.stdout.strip() == "configmap/from-cli"
     finally:
-        proc.terminate()
-        proc.communicate(timeout=20)
-    assert (tmp_path / "data" / "kcm-apiserver.sqlite3").exists()
+        _, err = _stop(proc)
+    assert "warning: --insecure-http: serving plain HTTP without authentication" in err
 
 
 @pytest.mark.parametrize("argv", [["apiserver", "--help"]])

@@ -43,7 +43,7 @@ async def test_everything_in_a_new_data_dir_is_owner_only(tmp_path: Path) -> Non
         kubeconfig = server.write_kubeconfig(data / "kubeconfig")
         modes = _modes(data)
         assert _mode(data) == 0o700
-        assert modes == dict.fromkeys(modes, 0o600)
+        assert modes == _owner_only(data)
         assert {"kcm-apiserver.sqlite3", "kcm-apiserver.sqlite3-wal", "kcm.lock"} <= set(modes)
         assert _mode(kubeconfig) == 0o600
 
@@ -55,8 +55,13 @@ def _loosen(data: Path) -> Path:
     kubeconfig = data / "kubeconfig"
     kubeconfig.write_text("old")
     for path in data.iterdir():
-        path.chmod(0o644)
+        path.chmod(0o755 if path.is_dir() else 0o644)
     return kubeconfig
+
+
+def _owner_only(data: Path) -> dict[str, int]:
+    """0600 files; 0700 directories (``pki/``, the CA and the token signing key)."""
+    return {p.name: 0o700 if p.is_dir() else 0o600 for p in data.iterdir()}
 
 
 def _modes(data: Path) -> dict[str, int]:
@@ -71,7 +76,7 @@ async def test_loose_files_of_an_older_data_dir_are_tightened(tmp_path: Path) ->
     kubeconfig = _loosen(tmp_path)
     async with ApiServer(data_dir=tmp_path) as server:
         server.write_kubeconfig(kubeconfig)
-        assert _modes(tmp_path) == dict.fromkeys(_modes(tmp_path), 0o600)
+        assert _modes(tmp_path) == _owner_only(tmp_path)
         assert "current-context: kcm" in kubeconfig.read_text()
     assert _mode(tmp_path) == 0o755  # an existing directory keeps its mode (a warning says so)
 

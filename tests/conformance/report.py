@@ -16,11 +16,15 @@ from pathlib import Path
 
 from anyio.from_thread import start_blocking_portal
 
-from kcm.apiserver import ApiServer
-
 from .differences import KEPT_DIFFERENT, NOT_YET_FILE
 from .golden_files import load_golden
-from .runner import Target, run_scenario
+from .runner import (
+    ADMIN_TOKEN,
+    Target,
+    embedded_server,
+    run_scenario,
+    write_embedded_kubeconfig,
+)
 from .scenarios import all_scenarios
 
 
@@ -42,11 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     totals: dict[str, list[int]] = {}
     differing: list[str] = []
     with tempfile.TemporaryDirectory() as tmp, start_blocking_portal("asyncio") as portal:
-        server = ApiServer()
+        server = embedded_server(Path(tmp))
         with portal.wrap_async_context_manager(server):
             path = Path(tmp) / "kubeconfig"
-            server.write_kubeconfig(path)
-            target = Target(server.url, path, server.token)
+            write_embedded_kubeconfig(server, path)
+            target = Target(server.url, path, ADMIN_TOKEN)
             for scenario in all_scenarios():
                 if not scenario.id.startswith(args.only):
                     continue

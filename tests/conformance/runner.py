@@ -33,6 +33,30 @@ _PATCH_TYPES = {
 }
 
 
+ADMIN_TOKEN = "admintoken"
+"""real-kube's administrator token (its token file: ``admintoken,admin,admin,system:masters``)."""
+
+
+def embedded_server(directory: Path) -> Any:
+    """The embedded server, authenticating as the recording's real one does: real-kube's token
+    file in ``directory``, over TLS (kubectl sends no bearer token over plain HTTP)."""
+    from kcm.apiserver import ApiServer
+
+    tokens = directory / "tokens.csv"
+    tokens.write_text(f"{ADMIN_TOKEN},admin,admin,system:masters\n")
+    return ApiServer(token_auth_file=tokens, tls=True)
+
+
+def write_embedded_kubeconfig(server: Any, path: Path) -> Path:
+    """The embedded server's kubeconfig with the administrator's token (kubectl steps)."""
+    import yaml
+
+    config = server.kubeconfig()
+    config["users"][0]["user"] = {"token": ADMIN_TOKEN}
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
 @dataclass(frozen=True)
 class Target:
     """Where to send a scenario: the server's URL, how to authenticate, and a kubeconfig for

@@ -13,11 +13,15 @@ from typing import Any
 import pytest
 from anyio.from_thread import start_blocking_portal
 
-from kcm.apiserver import ApiServer
-
 from .differences import KEPT_DIFFERENT, NOT_YET_MATCHING
 from .golden_files import load_golden
-from .runner import Target, run_scenario
+from .runner import (
+    ADMIN_TOKEN,
+    Target,
+    embedded_server,
+    run_scenario,
+    write_embedded_kubeconfig,
+)
 from .scenario import Kubectl, Scenario
 from .scenarios import all_scenarios
 
@@ -29,11 +33,12 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
     """One embedded server for the module, served from a background thread (scenarios use
     namespaces and object names of their own)."""
     with start_blocking_portal("asyncio") as portal:
-        server = ApiServer()
+        directory = tmp_path_factory.mktemp("conformance")
+        server = embedded_server(directory)
         with portal.wrap_async_context_manager(server):
-            path = tmp_path_factory.mktemp("conformance") / "kubeconfig"
-            server.write_kubeconfig(path)
-            yield Target(server.url, path, server.token)
+            path = directory / "kubeconfig"
+            write_embedded_kubeconfig(server, path)
+            yield Target(server.url, path, ADMIN_TOKEN)
 
 
 def _diff(expected: Any, actual: Any) -> str:

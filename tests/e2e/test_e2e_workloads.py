@@ -4,12 +4,14 @@ complete."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.e2e.e2e_harness import (
     Kubectl,
@@ -173,7 +175,10 @@ def test_a_new_namespace_gets_its_service_account_and_root_ca_and_runs_pods(
 
     wait_for("default and kube-root-ca.crt in the new namespace", set_up)
     root_ca = kubectl.json("get", "configmap", "kube-root-ca.crt", "-n", "team")
-    assert root_ca["data"] == {"ca.crt": ""}  # the embedded server has no CA (plain HTTP)
+    # the embedded server's CA (HTTPS by default), as the kubeconfig trusts it
+    cluster_ca = yaml.safe_load(kubectl.kubeconfig.read_text())["clusters"][0]["cluster"]
+    ca_pem = base64.b64decode(cluster_ca["certificate-authority-data"]).decode()
+    assert root_ca["data"] == {"ca.crt": ca_pem}
     assert root_ca["metadata"]["annotations"]["kubernetes.io/description"].startswith(
         "Contains a CA bundle"
     )

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from kcm.clock import Clock
 
+from .._authn import Authenticator
 from .._registry import Registry, Resource
 from .._store import Obj, Store
 from .._tokens import TokenIssuer
@@ -38,6 +39,8 @@ class Context:
     """Whether an Active namespace gets its ``default`` ServiceAccount from the server."""
     verbs: Verbs | None = None
     """The verbs, for what a strategy does through them (a CRD deleting its objects)."""
+    authenticator: Authenticator | None = None
+    """Who a token is (TokenReview); the App's, set when the server is assembled."""
     finalizing: set[str] = field(default_factory=set)
     """CRDs whose objects are being deleted right now (their deletions must not finish the
     CRD from inside that loop)."""

@@ -9,7 +9,9 @@ from .apps.daemonsets import DaemonSetStrategy
 from .apps.deployments import DeploymentStrategy
 from .apps.replicasets import ReplicaSetStrategy
 from .apps.statefulsets import StatefulSetStrategy
+from .authentication.tokenreviews import TokenReviewStrategy
 from .authorization.reviews import AccessReviewStrategy
+from .authorization.rulesreviews import RulesReviewStrategy
 from .batch.cronjobs import CronJobStrategy
 from .batch.jobs import JobStrategy
 from .certificates.certificatesigningrequests import CertificateSigningRequestStrategy
@@ -48,8 +50,10 @@ _STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("apps", "Deployment"): DeploymentStrategy,
     ("apps", "ReplicaSet"): ReplicaSetStrategy,
     ("apps", "StatefulSet"): StatefulSetStrategy,
+    ("authentication.k8s.io", "TokenReview"): TokenReviewStrategy,
     ("authorization.k8s.io", "LocalSubjectAccessReview"): AccessReviewStrategy,
     ("authorization.k8s.io", "SelfSubjectAccessReview"): AccessReviewStrategy,
+    ("authorization.k8s.io", "SelfSubjectRulesReview"): RulesReviewStrategy,
     ("authorization.k8s.io", "SubjectAccessReview"): AccessReviewStrategy,
     ("batch", "CronJob"): CronJobStrategy,
     ("batch", "Job"): JobStrategy,

@@ -87,8 +87,11 @@ async def test_embedded_kcm_serves_simulates_and_stops_cleanly(tmp_path: Path) -
 
         await eventually(written)
         assert f"export KUBECONFIG={kubeconfig}" in out.getvalue()
+        assert kubeconfig.stat().st_mode & 0o777 == 0o600
+        user = yaml.safe_load(kubeconfig.read_text())["users"][0]["user"]
+        assert set(user) == {"client-certificate-data", "client-key-data"}
         server = yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
-        assert server.startswith("http://127.0.0.1:")
+        assert server.startswith("https://127.0.0.1:")  # secure by default
         async with ApiClient(load_kubeconfig(kubeconfig)) as client:
 
             async def nodes_ready() -> bool:

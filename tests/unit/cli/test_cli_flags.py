@@ -17,10 +17,16 @@ def usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     return capsys.readouterr().err
 
 
+def test_the_embedded_server_is_secure_unless_told_otherwise() -> None:
+    assert parse_run_args([]).apiserver_insecure_http is False
+    assert parse_run_args(["--apiserver-insecure-http"]).apiserver_insecure_http is True
+
+
 def test_defaults_follow_kube_controller_manager() -> None:
     s = parse_run_args([])
     assert s.controllers == tuple(CONTROLLERS)  # '*': every controller is on by default
     assert s.workers == {
+        "clusterrole-aggregation": 5,
         "cronjob": 5,
         "daemonset": 2,
         "deployment": 5,
@@ -154,7 +160,7 @@ def test_unknown_controller_fails_fast_with_the_known_names(
 ) -> None:
     err = usage_error(["--controllers=*,-deploymnet"], capsys)
     assert "unknown controller '-deploymnet'" in err
-    assert "known: cronjob, daemonset, deployment" in err
+    assert "known: clusterrole-aggregation, cronjob, daemonset, deployment" in err
 
 
 @pytest.mark.parametrize(

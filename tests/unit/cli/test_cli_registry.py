@@ -11,6 +11,7 @@ import pytest
 from kcm.controllers import CONTROLLERS, ControllerOption, ControllerSpec, enabled_controllers
 
 KCM_NAMES = [
+    "clusterrole-aggregation",
     "cronjob",
     "daemonset",
     "deployment",
@@ -40,6 +41,7 @@ def test_registry_lists_the_first_set_with_kube_flags() -> None:
     assert flags["replicationcontroller"] == "--concurrent_rc_syncs"
     assert flags["garbagecollector"] == "--concurrent-gc-syncs"
     assert flags["podgc"] is None
+    assert flags["clusterrole-aggregation"] is None  # kube runs five workers, no flag
     assert flags["serviceaccount-token"] == "--concurrent-serviceaccount-token-syncs"
     assert flags["serviceaccount"] is None  # kube runs one worker and has no flag
     assert flags["statefulset"] == "--concurrent-statefulset-syncs"
@@ -78,7 +80,10 @@ def test_enabled_controllers(selection: list[str], expected: list[str]) -> None:
 
 
 def test_unknown_names_are_all_reported() -> None:
-    with pytest.raises(ValueError, match=r"unknown controllers 'nope', '-nada'.*known: cronjob"):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown controllers 'nope', '-nada'.*known: clusterrole-aggregation, cronjob",
+    ):
         enabled_controllers(["*", "nope", "-nada"])
 
 

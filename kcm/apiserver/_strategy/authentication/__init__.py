@@ -1,0 +1,1 @@
+"""Strategies of the ``authentication.k8s.io`` group (``pkg/registry/authentication``)."""
