@@ -38,11 +38,15 @@ def test_kcm_reaches_the_go_controllers_state(target: Target, scenario: Scenario
     snapshots = run_scenario(target, scenario)
     expected = golden[scenario.id]
     reason = KEPT_DIFFERENT.get(scenario.id)
-    if reason is None and scenario.id in NOT_YET_MATCHING:
-        reason = "not yet matching (tests/differential/not_yet_matching.txt)"
     if reason is not None:
         assert snapshots != expected, f"{scenario.id} now matches: take it off the list"
         pytest.xfail(reason)
+    if scenario.id in NOT_YET_MATCHING:
+        # Not strict: a scenario on its way to matching may match in one run and not in the
+        # next (real subprocesses, real time); `report --write-not-yet` keeps the list.
+        if snapshots == expected:
+            return
+        pytest.xfail("not yet matching (tests/differential/not_yet_matching.txt)")
     for number, (want, got) in enumerate(zip(expected, snapshots, strict=True), 1):
         assert got == want, (
             f"snapshot {number} of {scenario.id}: {scenario.doc}\n"

@@ -287,7 +287,9 @@ class StatefulSetController:
         version = sts.metadata.resource_version
         for attempt in range(_STATUS_ATTEMPTS):
             try:
-                await api.patch_status(str(sts.metadata.name), status_patch(version, status))
+                written = await api.patch_status(
+                    str(sts.metadata.name), status_patch(version, status)
+                )
             except Conflict:
                 if attempt == _STATUS_ATTEMPTS - 1:
                     raise
@@ -296,6 +298,7 @@ class StatefulSetController:
                     raise
                 version = live.metadata.resource_version
                 continue
-            if version:
+            if version and written.metadata.resource_version != version:
+                # a write that changed nothing keeps the resourceVersion: nothing to wait for
                 self._superseded[object_key(sts)] = (version, self._clock.monotonic())
             return

@@ -42,3 +42,5 @@ class StatefulSetStrategy(WorkloadStrategy):
         super().canonicalize(obj)
         for claim in (obj.get("spec") or {}).get("volumeClaimTemplates") or []:
             zero_template_meta(claim)
+            if isinstance(claim, dict):  # apps/v1 conversion writes each claim's TypeMeta
+                claim["apiVersion"], claim["kind"] = "v1", "PersistentVolumeClaim"
