@@ -18,6 +18,7 @@ from .certificates.certificatesigningrequests import CertificateSigningRequestSt
 from .coordination.leases import LeaseStrategy
 from .core.claims import PersistentVolumeClaimStrategy
 from .core.configmaps import ConfigMapStrategy
+from .core.limitranges import LimitRangeStrategy
 from .core.namespaces import NamespaceStrategy
 from .core.nodes import NodeStrategy
 from .core.persistentvolumes import PersistentVolumeStrategy
@@ -36,6 +37,7 @@ __all__ = ["strategy_for"]
 # (group, kind) -> strategy; every other built-in kind gets the base Strategy.
 _STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "ConfigMap"): ConfigMapStrategy,
+    ("", "LimitRange"): LimitRangeStrategy,
     ("", "Namespace"): NamespaceStrategy,
     ("", "Node"): NodeStrategy,
     ("", "PersistentVolume"): PersistentVolumeStrategy,
