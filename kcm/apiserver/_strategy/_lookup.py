@@ -25,6 +25,7 @@ from .core.persistentvolumes import PersistentVolumeStrategy
 from .core.pods import PodStrategy
 from .core.podtemplates import PodTemplateStrategy
 from .core.replicationcontrollers import ReplicationControllerStrategy
+from .core.resourcequotas import ResourceQuotaStrategy
 from .core.secrets import SecretStrategy
 from .core.serviceaccounts import ServiceAccountStrategy
 from .core.services import ServiceStrategy
@@ -45,6 +46,7 @@ _STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "Pod"): PodStrategy,
     ("", "PodTemplate"): PodTemplateStrategy,
     ("", "ReplicationController"): ReplicationControllerStrategy,
+    ("", "ResourceQuota"): ResourceQuotaStrategy,
     ("", "Secret"): SecretStrategy,
     ("", "Service"): ServiceStrategy,
     ("", "ServiceAccount"): ServiceAccountStrategy,
