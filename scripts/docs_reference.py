@@ -77,7 +77,8 @@ def _hand_written(module: str) -> bool:
 
 def api_page(package: str) -> str:
     """The Markdown of one API reference page (mkdocstrings renders it)."""
-    lines = [f"# `{package}`", "", PACKAGES[package].capitalize() + ".", "", f"::: {package}"]
+    line = PACKAGES[package]
+    lines = [f"# `{package}`", "", f"{line[0].upper()}{line[1:]}.", "", f"::: {package}"]
     if package == "kcm.models":
         lines += ["    options:", "      members:"]
         lines += [f"        - {name}" for name in model_names()]
