@@ -20,6 +20,7 @@ import argparse
 import importlib
 import logging
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "metrics_reference",
     "model_names",
     "undocumented",
+    "unlisted_pages",
 ]
 
 PACKAGES: dict[str, str] = {
@@ -283,10 +285,37 @@ def undocumented(packages: Iterable[str] = PACKAGES) -> list[str]:
     return missing
 
 
+def _nav_pages(node: Any) -> Iterator[str]:
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for value in node.values():
+            yield from _nav_pages(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _nav_pages(item)
+
+
+def unlisted_pages(docs_dir: Path, nav: Any) -> list[str]:
+    """Top-level pages of ``docs_dir`` that the nav does not list (a page added on another
+    branch); the tutorial's and the how-to guides' pages must be listed in their order."""
+    listed = set(_nav_pages(nav))
+    return sorted(p.name for p in docs_dir.glob("*.md") if p.name not in listed)
+
+
 def on_config(config: Any) -> Any:
-    """mkdocs hook: a public name without a docstring is a warning (an error with --strict)."""
+    """mkdocs hook: a public name without a docstring is a warning (an error with --strict);
+    a top-level page missing from the nav joins the Explanation section, so a page added on
+    another branch is reachable (and link-checked) until someone files it where it belongs."""
     for name in undocumented():
         _log.warning("public name without a docstring: %s", name)
+    extra = unlisted_pages(Path(config["docs_dir"]), config["nav"])
+    for section in config["nav"]:
+        if isinstance(section, dict) and "Explanation" in section:
+            section["Explanation"].extend(extra)
+            break
+    if extra:
+        _log.info("pages not in mkdocs.yml's nav, listed under Explanation: %s", extra)
     return config
 
 
