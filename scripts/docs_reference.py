@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "NOT_IN_API_REFERENCE",
     "PACKAGES",
     "api_page",
     "cli_reference",
@@ -49,8 +50,17 @@ PACKAGES: dict[str, str] = {
     "kcm.clock": "injected time: the Clock protocol and the system clock",
     "kcm.testing": "the test kit: fake clock, fake recorder, CRD manifests, pytest fixtures",
     "kcm.apiserver": "the embedded API server's public API",
+    "kcm.quota": "quota evaluation shared by the API server's admission and the controller",
+    "kcm.simulation": "simulated nodes, scheduler and kubelet for the embedded cluster",
 }
 """Every public package the API reference covers, with the line the reference index shows."""
+
+NOT_IN_API_REFERENCE: dict[str, str] = {
+    "kcm.cli": "the command line: reference/cli.md, generated from its parsers",
+    "kcm.controllers": "the built-in controllers: reference/controllers.md and controllers.md",
+    "kcm.examples": "runnable examples: the tutorial shows their code",
+}
+"""Public packages documented elsewhere than the API reference, and where."""
 
 _log = logging.getLogger("mkdocs.plugins.kcm")
 

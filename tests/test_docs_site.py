@@ -8,6 +8,7 @@ griffe reads docstrings); without it they skip. ``.ci/run`` installs it, so CI r
 from __future__ import annotations
 
 import importlib.util
+import pkgutil
 import re
 import subprocess
 import sys
@@ -83,6 +84,14 @@ def test_a_top_level_page_missing_from_the_nav_joins_explanation(
 
 
 def test_the_api_reference_covers_every_public_package() -> None:
+    import kcm
+
+    found = {
+        f"kcm.{info.name}"
+        for info in pkgutil.iter_modules(kcm.__path__)
+        if not info.name.startswith("_")
+    }
+    assert found == set(reference.PACKAGES) | set(reference.NOT_IN_API_REFERENCE)
     pages = reference.generated_pages()
     for package in reference.PACKAGES:
         page = pages[f"reference/api/{package.split('.')[1]}.md"]
