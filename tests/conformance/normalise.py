@@ -12,6 +12,9 @@ resourceVersion a later step sends back matches the one it was read from.
   ``<generateName><gen-N>``, wherever the name appears later;
 - RFC 3339 times -> ``<time>``; durations of ``managedFields`` are left as they are; times on
   2001-02-03 are kept (scenarios write that date themselves, to see how a server formats it);
+- ``managedFields`` entries in kube-apiserver's order with the times gone (operation, manager,
+  apiVersion, subresource): kube orders by the second an entry was written first, so two writes
+  a second boundary apart come out in either order (the same on both servers);
 - numbers in messages that name the server's current resourceVersion -> ``<rv>`` (also the
   oldest one a watch can start from, in "too old resource version: 1 (<rv>)"), and the two
   resourceVersions of a failed precondition -> their placeholders;
@@ -35,7 +38,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["Normaliser", "keep_paths"]
+__all__ = ["Normaliser", "keep_paths", "sort_managed_fields"]
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _TIME = re.compile(r"(?!2001-02-03T)\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)")
@@ -129,7 +132,8 @@ class Normaliser:
                 if not (k in _VOLATILE_KEYS and _VOLATILE_KEYS[k] is None)
             }
         if isinstance(value, list):
-            return [self._value(v) for v in value]
+            items = [self._value(v) for v in value]
+            return sort_managed_fields(items) if key == "managedFields" else items
         if isinstance(value, str):
             return self._text(value)
         return value
@@ -144,6 +148,18 @@ class Normaliser:
 
 
 _PART = re.compile(r"([^.\[]+)|\[([^=\]]+)=([^\]]*)\]")
+
+
+def sort_managed_fields(entries: list[Any]) -> list[Any]:
+    """Entries ordered as kube-apiserver orders those written in one second."""
+
+    def key(entry: Any) -> tuple[str, ...]:
+        if not isinstance(entry, dict):
+            return ("",)
+        fields = ("operation", "manager", "apiVersion", "subresource")
+        return tuple(str(entry.get(f, "")) for f in fields)
+
+    return sorted(entries, key=key)
 
 
 def _parts(path: str) -> list[str | tuple[str, str]]:
