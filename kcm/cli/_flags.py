@@ -21,6 +21,7 @@ from kcm.errors import ConfigError
 from kcm.leaderelection import LeaderElectionConfig
 from kcm.simulation import SimulationConfig
 
+from ._cloud import add_cloud_flags
 from ._settings import RunSettings
 from ._values import (
     UsageErrorParser,
@@ -146,6 +147,7 @@ def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
     )
     _add_connection_flags(parser)
     _add_controller_flags(parser)
+    add_cloud_flags(parser)
     _add_leader_election_flags(parser)
     _add_serving_flags(parser)
     _add_embedded_flags(parser)
@@ -534,6 +536,9 @@ def _settings_from(args: argparse.Namespace) -> RunSettings:
         controllers=tuple(enabled),
         workers=workers,
         controller_options=options,
+        cloud_provider=args.cloud_provider,
+        cloud_config=args.cloud_config,
+        cluster_name=args.cluster_name,
         leader_elect=args.leader_elect,
         leader_election=_leader_election_from(args),
         resource_lock=args.leader_elect_resource_lock,

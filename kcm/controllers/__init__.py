@@ -98,6 +98,7 @@ class ControllerSpec:
     workers_aliases: tuple[str, ...] = ()
     options: tuple[ControllerOption, ...] = ()
     start_order: int = 0
+    cloud: bool = False
 
     @property
     def module(self) -> str:
@@ -363,6 +364,14 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 None,
                 1,
                 options=(_ROOT_CA_FILE,),
+            ),
+            ControllerSpec(
+                "service",
+                "service",
+                "Creates, updates and deletes cloud load balancers of LoadBalancer Services.",
+                "--concurrent-service-syncs",
+                1,
+                cloud=True,
             ),
             ControllerSpec(
                 "serviceaccount",

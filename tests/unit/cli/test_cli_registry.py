@@ -26,6 +26,7 @@ KCM_NAMES = [
     "replicaset",
     "replicationcontroller",
     "root-ca-cert-publisher",
+    "service",
     "serviceaccount",
     "serviceaccount-token",
     "statefulset",
