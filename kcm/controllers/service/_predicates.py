@@ -56,6 +56,11 @@ def _ports(service: Service) -> list[tuple[object, ...]]:
     ]
 
 
+def _go_list(items: Sequence[str] | None) -> str:
+    """A string list as Go's ``%v`` prints it: ``[a b]``."""
+    return "[" + " ".join(items or ()) + "]"
+
+
 def needs_update(old: Service, new: Service, emit: Emit) -> bool:
     """Whether a change touches the balancer (the real ``needsUpdate``, events included)."""
     old_wants, new_wants = wants_load_balancer(old), wants_load_balancer(new)
@@ -70,8 +75,8 @@ def needs_update(old: Service, new: Service, emit: Emit) -> bool:
     ):
         emit(
             "LoadBalancerSourceRanges",
-            f"{list(o.load_balancer_source_ranges or ())} -> "
-            f"{list(n.load_balancer_source_ranges or ())}",
+            f"{_go_list(o.load_balancer_source_ranges)} -> "
+            f"{_go_list(n.load_balancer_source_ranges)}",
         )
         return True
     if _ports(old) != _ports(new) or o.session_affinity != n.session_affinity:

@@ -26,6 +26,8 @@ def test_defaults_follow_kube_controller_manager() -> None:
     s = parse_run_args([])
     assert s.controllers == tuple(CONTROLLERS)  # '*': every controller is on by default
     assert s.workers == {
+        "cloud-node": 1,
+        "cloud-node-lifecycle": 1,
         "clusterrole-aggregation": 5,
         "cronjob": 5,
         "daemonset": 2,
@@ -41,6 +43,8 @@ def test_defaults_follow_kube_controller_manager() -> None:
         "replicaset": 5,
         "replicationcontroller": 5,
         "root-ca-cert-publisher": 1,
+        "route": 1,
+        "service": 1,
         "serviceaccount": 1,
         "serviceaccount-token": 5,
         "statefulset": 5,
@@ -160,7 +164,7 @@ def test_unknown_controller_fails_fast_with_the_known_names(
 ) -> None:
     err = usage_error(["--controllers=*,-deploymnet"], capsys)
     assert "unknown controller '-deploymnet'" in err
-    assert "known: clusterrole-aggregation, cronjob, daemonset, deployment" in err
+    assert "clusterrole-aggregation, cronjob, daemonset, deployment" in err
 
 
 @pytest.mark.parametrize(
