@@ -84,3 +84,15 @@ async def test_cloud_controllers_get_the_provider_or_are_skipped(
     assert seen == [(cloud, "prod")]
     assert skipped == ["cloudy"]
     assert "Skipping controller cloudy: no cloud provider here" in caplog.text
+
+
+def test_kcm_dispatches_the_cloud_controller_manager(capsys: pytest.CaptureFixture[str]) -> None:
+    from kcm.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["cloud-controller-manager", "--help"])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: kcm cloud-controller-manager --cloud-provider=NAME")
+    assert "--concurrent-service-syncs" in out
+    assert "--concurrent-deployment-syncs" not in out
