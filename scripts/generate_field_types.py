@@ -33,6 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import generate_protobuf_messages as go_types
+from _checked_in import write_or_check
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -40,14 +41,7 @@ OUT = ROOT / "kcm" / "apiserver" / "_field_types.json"
 
 _SOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
     "meta/v1": (go_types.META, go_types._META_FILES),
-    "apiextensions/v1": (
-        "staging/src/k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1",
-        ("types.go", "types_jsonschema.go"),
-    ),
-    "apiregistration/v1": (
-        "staging/src/k8s.io/kube-aggregator/pkg/apis/apiregistration/v1",
-        ("types.go",),
-    ),
+    **go_types.EXTRA_SOURCES,
 }
 _TYPE = re.compile(r"((?:^//[^\n]*\n)*)^type (\w+) struct ?\{(?:\}|\n(.*?)^\})", re.M | re.S)
 _ALIAS = re.compile(r"^type (\w+) ((?:\[\]|map\[)?[\w.\[\]*]+)\s*$", re.M)
@@ -247,14 +241,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args(argv)
     data = generate(args.k8s_git_dir, args.ref, _model_names())
-    text = json.dumps(data, indent=1) + "\n"
-    if args.check:
-        if OUT.read_text() != text:
-            print(f"{OUT} is out of date", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text)
-    return 0
+    return write_or_check(
+        OUT,
+        json.dumps(data, indent=1) + "\n",
+        check=args.check,
+        regenerate="python scripts/generate_field_types.py --k8s-git-dir DIR",
+    )
 
 
 if __name__ == "__main__":
