@@ -32,7 +32,12 @@ types in exactly one place (``kcm.client``), so callers never see an httpx excep
     ├── ShutDown                    a work queue was shut down
     ├── CacheSyncTimeoutError       a controller's caches did not sync in time (a TimeoutError)
     ├── GracefulShutdownTimeout     a manager's shutdown outlived its grace period (a TimeoutError)
-    └── LeaderElectionLost          this process lost (or never held) the leader lease
+    ├── LeaderElectionLost          this process lost (or never held) the leader lease
+    └── CloudProviderError          a cloud provider's sentinel errors (kcm.cloudprovider)
+        ├── CloudNotImplemented     the provider does not implement this call (Go's NotImplemented)
+        ├── InstanceNotFound        the cloud has no instance for the node
+        ├── ImplementedElsewhere    another controller does this (the caller skips it silently)
+        └── DiskNotFound            the cloud has no such disk
 
 ``retryable`` on each class tells generic retry loops whether trying the same request again
 can succeed without anything else changing.
@@ -48,12 +53,17 @@ __all__ = [
     "ApiError",
     "BadRequest",
     "CacheSyncTimeoutError",
+    "CloudNotImplemented",
+    "CloudProviderError",
     "ConfigError",
     "Conflict",
     "ConnectionFailed",
     "DecodeError",
+    "DiskNotFound",
     "Forbidden",
     "GracefulShutdownTimeout",
+    "ImplementedElsewhere",
+    "InstanceNotFound",
     "InternalError",
     "Invalid",
     "KcmError",
@@ -408,6 +418,31 @@ class GracefulShutdownTimeout(KcmError, TimeoutError):
 
 class LeaderElectionLost(KcmError):
     """Leadership was lost (or never acquired) while leader-only work was running."""
+
+
+class CloudProviderError(KcmError):
+    """A cloud provider's sentinel error (k8s.io/cloud-provider's ``cloudprovider.Err*``).
+
+    Providers raise the subclasses; the cloud controllers treat each as the real ones do.
+    Any other exception from a provider is an ordinary failure (retried with backoff).
+    """
+
+
+class CloudNotImplemented(CloudProviderError):
+    """The provider does not implement this call (Go's ``cloudprovider.NotImplemented``;
+    named so it does not shadow Python's ``NotImplemented``)."""
+
+
+class InstanceNotFound(CloudProviderError):
+    """The cloud has no instance for the node (the node-lifecycle controller deletes it)."""
+
+
+class ImplementedElsewhere(CloudProviderError):
+    """Another component does this (the service controller then skips the Service silently)."""
+
+
+class DiskNotFound(CloudProviderError):
+    """The cloud has no such disk."""
 
 
 _BY_REASON: dict[str, type[ApiError]] = {

@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from kcm.controllers import CONTROLLERS, enabled_controllers
+from kcm.controllers import CONTROLLERS, ControllerSpec, enabled_controllers
 from kcm.errors import ConfigError
 from kcm.leaderelection import LeaderElectionConfig
 from kcm.simulation import SimulationConfig
 
 from ._admission_flags import add_admission_flags, admission_plugins_from
+from ._cloud import add_cloud_flags
 from ._settings import RunSettings
 from ._values import (
     UsageErrorParser,
@@ -66,7 +67,8 @@ Flags take --flag=value or --flag value; booleans --flag (true) or --flag=false,
 --flag false (as kube's flags: a value after a space is an argument, and kcm takes none). A
 YAML --config file takes the same settings by flag name (leader-elect: false); flags win.
 
-Other commands: kcm apiserver (serve the embedded API server alone; kcm apiserver --help)."""
+Other commands: kcm apiserver (serve the embedded API server alone; kcm apiserver --help),
+kcm cloud-controller-manager (the cloud controllers on a provider plugin; its --help)."""
 
 
 class _ListAction(argparse.Action):
@@ -147,6 +149,7 @@ def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
     )
     _add_connection_flags(parser)
     _add_controller_flags(parser)
+    add_cloud_flags(parser)
     _add_leader_election_flags(parser)
     _add_serving_flags(parser)
     _add_embedded_flags(parser)
@@ -198,11 +201,11 @@ def _add_controller_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_registry_flags(ctl: Any) -> None:
-    """Workers and options of every controller in :data:`CONTROLLERS`, in registry order;
-    :func:`_settings_from` reads them back by the same ``dest`` names."""
+def _add_registry_flags(ctl: Any, specs: Mapping[str, ControllerSpec] = CONTROLLERS) -> None:
+    """Workers and options of every controller in ``specs`` (:data:`CONTROLLERS`), in
+    registry order; :func:`_settings_from` reads them back by the same ``dest`` names."""
     added: set[str] = set()
-    for name, spec in CONTROLLERS.items():
+    for name, spec in specs.items():
         if spec.workers_flag is not None:
             ctl.add_argument(
                 spec.workers_flag,
@@ -536,6 +539,9 @@ def _settings_from(args: argparse.Namespace) -> RunSettings:
         controllers=tuple(enabled),
         workers=workers,
         controller_options=options,
+        cloud_provider=args.cloud_provider,
+        cloud_config=args.cloud_config,
+        cluster_name=args.cluster_name,
         leader_elect=args.leader_elect,
         leader_election=_leader_election_from(args),
         resource_lock=args.leader_elect_resource_lock,

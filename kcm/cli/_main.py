@@ -1,9 +1,9 @@
 """Entry point of the ``kcm`` console script.
 
 ``kcm [flags]`` and ``kcm run [flags]`` start the controller manager; ``kcm apiserver`` serves
-the embedded API server alone. Usage errors (unknown flag, bad value, unknown controller)
-exit with status 2 before anything starts, with one line on stderr:
-``kcm: error: <what>; see kcm --help``.
+the embedded API server alone; ``kcm cloud-controller-manager`` runs the cloud controllers.
+Usage errors (unknown flag, bad value, unknown controller) exit with status 2 before anything
+starts, with one line on stderr: ``kcm: error: <what>; see kcm --help``.
 """
 
 from __future__ import annotations
@@ -32,6 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     _apiserver.add_parser(subparsers)
+    subparsers.add_parser(
+        "cloud-controller-manager",
+        help="run the cloud controllers on a cloud provider plugin (kcm cloud-controller-manager "
+        "--help)",
+        add_help=False,
+    )
     return parser
 
 
@@ -53,6 +59,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(args, "kcm")
     if args[0] == "run":
         return _run(args[1:], "kcm run")
+    if args[0] == "cloud-controller-manager":
+        from ._ccm import run_ccm
+
+        return run_ccm(args[1:])
     parsed = build_parser().parse_args(args)  # --version, apiserver, or a usage error
     code: int = parsed.func(parsed)
     return code

@@ -26,6 +26,7 @@ from prometheus_client import CollectorRegistry
 from kcm.apiserver import DataDirLock, DataDirLocked
 
 from .._version import __version__
+from ._cloud import cloud_provider_name, load_cloud
 from ._logging import configure_logging
 from ._settings import RunSettings
 
@@ -140,11 +141,17 @@ class _ControllerView:
 
 
 async def _add_controllers(
-    manager: Any, settings: RunSettings, config: Any, stack: contextlib.AsyncExitStack
+    manager: Any,
+    settings: RunSettings,
+    config: Any,
+    stack: contextlib.AsyncExitStack,
+    cloud: Any = None,
 ) -> list[str]:
     """Add every enabled controller, each on its own client; returns those that could not
     be started or are disabled by their settings (logged as kube-controller-manager's
     "Skipping").
+
+    Cloud controllers get ``cloud`` (and ``--cluster-name``); without one they are skipped.
 
     Raises:
         ConfigError: a controller's flag value is unusable (kube-controller-manager exits).
@@ -159,6 +166,13 @@ async def _add_controllers(
     # (serviceaccount-token first, the garbage collector last), else in registry order.
     for name in sorted(settings.controllers, key=lambda n: CONTROLLERS[n].start_order):
         spec = CONTROLLERS[name]
+        extra: dict[str, Any] = {}
+        if spec.cloud:
+            if cloud is None:
+                logger.info("Skipping controller %s: no cloud provider here", name)
+                failed.append(name)
+                continue
+            extra = {"cloud": cloud, "cluster_name": settings.cluster_name}
         try:
             spec.load()
         except ImportError as exc:
@@ -171,6 +185,7 @@ async def _add_controllers(
                 _ControllerView(manager, client),
                 workers=workers.get(name, spec.default_workers),
                 **dict(options.get(name, {})),
+                **extra,
             )
         except ControllerDisabled as exc:  # kube: '"x" is disabled because ...', "Skipping"
             logger.warning("Skipping controller %s: %s", name, exc)
@@ -395,7 +410,12 @@ async def _serve(
         )
         if simulate:  # first: nodes exist before the controllers (started in order) need them
             await _add_simulation(manager, settings, config, stack)
-        failed = await _add_controllers(manager, settings, config, stack)
+        cloud = load_cloud(
+            cloud_provider_name(settings.cloud_provider, embedded=embedded), settings.cloud_config
+        )
+        if cloud is not None:
+            cloud.initialize(manager.client, manager.factory)
+        failed = await _add_controllers(manager, settings, config, stack, cloud)
         started = [n for n in settings.controllers if n not in failed]
         logger.info(
             "kcm %s: %s mode against %s; controllers: %s%s; leader election %s",

@@ -19,10 +19,11 @@ class RunSettings:
     """The validated settings of one ``kcm run`` (see ``kcm run --help`` for each).
 
     ``controllers`` holds the controllers to start (``--controllers`` already resolved),
-    ``workers``/``controller_options`` are per controller name, ``simulate`` is None
-    when neither ``--simulate`` nor ``--no-simulation`` was given (then it follows
-    :meth:`embedded`), and ``bind_address`` is None without ``--bind-address`` (then
-    :meth:`health_bind_address` picks by mode).
+    ``workers``/``controller_options`` are per controller name, ``cloud_provider`` is None
+    without ``--cloud-provider`` (then ``local`` when embedded, else ``external``),
+    ``simulate`` is None when neither ``--simulate`` nor ``--no-simulation`` was given
+    (then it follows :meth:`embedded`), and ``bind_address`` is None without
+    ``--bind-address`` (then :meth:`health_bind_address` picks by mode).
     """
 
     kubeconfig: str | None = None
@@ -32,6 +33,9 @@ class RunSettings:
     controllers: tuple[str, ...] = ()
     workers: Mapping[str, int] | None = None
     controller_options: Mapping[str, Mapping[str, Any]] | None = None
+    cloud_provider: str | None = None
+    cloud_config: str | None = None
+    cluster_name: str = "kubernetes"
     leader_elect: bool = True
     leader_election: LeaderElectionConfig = field(
         default_factory=lambda: LeaderElectionConfig(release_on_cancel=True)

@@ -98,6 +98,7 @@ class ControllerSpec:
     workers_aliases: tuple[str, ...] = ()
     options: tuple[ControllerOption, ...] = ()
     start_order: int = 0
+    cloud: bool = False
 
     @property
     def module(self) -> str:
@@ -166,6 +167,20 @@ _GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.
 _GO_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 
 
+def _bool(text: str) -> bool:
+    """pflag's booleans: 1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False.
+
+    Raises:
+        argparse.ArgumentTypeError: anything else.
+    """
+    value = str(text).strip()
+    if value in ("1", "t", "T", "TRUE", "true", "True"):
+        return True
+    if value in ("0", "f", "F", "FALSE", "false", "False"):
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r} is not a boolean (true or false)")
+
+
 def _one_to_thousand(text: str) -> int:
     """An integer from 1 to 1000 (kube's bounds for the endpoints-per-slice flags).
 
@@ -206,6 +221,40 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
     {
         spec.name: spec
         for spec in (
+            ControllerSpec(
+                "cloud-node",
+                "cloudnode",
+                "Initialises nodes registered with the cloud taint: providerID, labels, addresses.",
+                None,
+                1,
+                options=(
+                    ControllerOption(
+                        "--node-status-update-frequency",
+                        "node_status_update_frequency",
+                        _duration,
+                        300.0,
+                        "how often cloud-node refreshes node addresses from the cloud",
+                    ),
+                ),
+                cloud=True,
+            ),
+            ControllerSpec(
+                "cloud-node-lifecycle",
+                "cloudnodelifecycle",
+                "Deletes nodes whose cloud instance is gone; taints shut-down ones.",
+                None,
+                1,
+                options=(
+                    ControllerOption(
+                        "--node-monitor-period",
+                        "node_monitor_period",
+                        _duration,
+                        5.0,
+                        "how often node state is checked against the cloud",
+                    ),
+                ),
+                cloud=True,
+            ),
             ControllerSpec(
                 "clusterrole-aggregation",
                 "clusterroleaggregation",
@@ -379,6 +428,52 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 None,
                 1,
                 options=(_ROOT_CA_FILE,),
+            ),
+            ControllerSpec(
+                "route",
+                "route",
+                "Creates cloud routes for nodes' pod CIDRs; sets their NetworkUnavailable.",
+                None,
+                1,
+                options=(
+                    ControllerOption(
+                        "--configure-cloud-routes",
+                        "configure_cloud_routes",
+                        _bool,
+                        True,
+                        "whether routes for pod CIDRs are configured on the cloud provider",
+                    ),
+                    ControllerOption(
+                        "--allocate-node-cidrs",
+                        "allocate_node_cidrs",
+                        _bool,
+                        False,
+                        "whether node pod CIDRs are allocated (route needs it on)",
+                    ),
+                    ControllerOption(
+                        "--cluster-cidr",
+                        "cluster_cidr",
+                        str,
+                        "",
+                        "the pod CIDR range of the cluster (one, or two comma-separated)",
+                    ),
+                    ControllerOption(
+                        "--route-reconciliation-period",
+                        "route_reconciliation_period",
+                        _duration,
+                        10.0,
+                        "how often cloud routes are reconciled with the nodes",
+                    ),
+                ),
+                cloud=True,
+            ),
+            ControllerSpec(
+                "service",
+                "service",
+                "Creates, updates and deletes cloud load balancers of LoadBalancer Services.",
+                "--concurrent-service-syncs",
+                1,
+                cloud=True,
             ),
             ControllerSpec(
                 "serviceaccount",

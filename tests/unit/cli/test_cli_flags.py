@@ -26,6 +26,8 @@ def test_defaults_follow_kube_controller_manager() -> None:
     s = parse_run_args([])
     assert s.controllers == tuple(CONTROLLERS)  # '*': every controller is on by default
     assert s.workers == {
+        "cloud-node": 1,
+        "cloud-node-lifecycle": 1,
         "clusterrole-aggregation": 5,
         "cronjob": 5,
         "daemonset": 2,
@@ -42,6 +44,8 @@ def test_defaults_follow_kube_controller_manager() -> None:
         "replicationcontroller": 5,
         "resourcequota": 5,
         "root-ca-cert-publisher": 1,
+        "route": 1,
+        "service": 1,
         "serviceaccount": 1,
         "serviceaccount-token": 5,
         "statefulset": 5,
@@ -161,7 +165,7 @@ def test_unknown_controller_fails_fast_with_the_known_names(
 ) -> None:
     err = usage_error(["--controllers=*,-deploymnet"], capsys)
     assert "unknown controller '-deploymnet'" in err
-    assert "known: clusterrole-aggregation, cronjob, daemonset, deployment" in err
+    assert "clusterrole-aggregation, cronjob, daemonset, deployment" in err
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,8 @@ import pytest
 from kcm.controllers import CONTROLLERS, ControllerOption, ControllerSpec, enabled_controllers
 
 KCM_NAMES = [
+    "cloud-node",
+    "cloud-node-lifecycle",
     "clusterrole-aggregation",
     "cronjob",
     "daemonset",
@@ -27,6 +29,8 @@ KCM_NAMES = [
     "replicationcontroller",
     "resourcequota",
     "root-ca-cert-publisher",
+    "route",
+    "service",
     "serviceaccount",
     "serviceaccount-token",
     "statefulset",
@@ -84,7 +88,7 @@ def test_enabled_controllers(selection: list[str], expected: list[str]) -> None:
 def test_unknown_names_are_all_reported() -> None:
     with pytest.raises(
         ValueError,
-        match=r"unknown controllers 'nope', '-nada'.*known: clusterrole-aggregation, cronjob",
+        match=r"unknown controllers 'nope', '-nada'.*known: cloud-node, cloud-node-lifecycle, ",
     ):
         enabled_controllers(["*", "nope", "-nada"])
 
