@@ -52,6 +52,7 @@ PACKAGES: dict[str, str] = {
     "kcm.apiserver": "the embedded API server's public API",
     "kcm.quota": "quota evaluation shared by the API server's admission and the controller",
     "kcm.simulation": "simulated nodes, scheduler and kubelet for the embedded cluster",
+    "kcm.cloudprovider": "the cloud provider plugin interface, its registry, fake and local clouds",
 }
 """Every public package the API reference covers, with the line the reference index shows."""
 
