@@ -202,6 +202,33 @@ def _duration(text: str) -> float:
     return seconds
 
 
+def _non_negative_float(text: str) -> float:
+    """A number >= 0.
+
+    Raises:
+        argparse.ArgumentTypeError: not a number, or negative.
+    """
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
+    return value
+
+
+def _fraction(text: str) -> float:
+    """A number in (0, 1].
+
+    Raises:
+        argparse.ArgumentTypeError: not a number, or out of range.
+    """
+    value = _non_negative_float(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be above 0 and at most 1")
+    return value
+
+
 CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
     {
         spec.name: spec
@@ -324,6 +351,64 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 "Empties terminating namespaces, then removes their kubernetes finalizer.",
                 "--concurrent-namespace-syncs",
                 10,
+            ),
+            ControllerSpec(
+                "nodelifecycle",
+                "nodelifecycle",
+                "Marks silent nodes Unknown, taints NotReady nodes, evicts their pods (NoExecute).",
+                None,
+                1,
+                options=(
+                    ControllerOption(
+                        "--node-monitor-period",
+                        "node_monitor_period",
+                        _duration,
+                        5.0,
+                        "how often node health is checked",
+                    ),
+                    ControllerOption(
+                        "--node-monitor-grace-period",
+                        "node_monitor_grace_period",
+                        _duration,
+                        40.0,
+                        "how long a node may stay silent before it is marked Unknown",
+                    ),
+                    ControllerOption(
+                        "--node-startup-grace-period",
+                        "node_startup_grace_period",
+                        _duration,
+                        60.0,
+                        "how long a new node may go without posting status",
+                    ),
+                    ControllerOption(
+                        "--node-eviction-rate",
+                        "node_eviction_rate",
+                        _non_negative_float,
+                        0.1,
+                        "nodes per second tainted NoExecute per healthy zone",
+                    ),
+                    ControllerOption(
+                        "--secondary-node-eviction-rate",
+                        "secondary_node_eviction_rate",
+                        _non_negative_float,
+                        0.01,
+                        "nodes per second tainted in a partially disrupted large zone",
+                    ),
+                    ControllerOption(
+                        "--unhealthy-zone-threshold",
+                        "unhealthy_zone_threshold",
+                        _fraction,
+                        0.55,
+                        "fraction of not-Ready nodes (at least 3) that makes a zone unhealthy",
+                    ),
+                    ControllerOption(
+                        "--large-cluster-size-threshold",
+                        "large_cluster_size_threshold",
+                        _int,
+                        50,
+                        "zone size above which the secondary eviction rate applies",
+                    ),
+                ),
             ),
             ControllerSpec(
                 "podgc",

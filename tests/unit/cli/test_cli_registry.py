@@ -22,6 +22,7 @@ KCM_NAMES = [
     "garbagecollector",
     "job",
     "namespace",
+    "nodelifecycle",
     "podgc",
     "replicaset",
     "replicationcontroller",
