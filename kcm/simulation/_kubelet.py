@@ -61,6 +61,7 @@ from ._config import (
     READY_ANNOTATION,
     SIMULATED_LABEL,
     SimulationConfig,
+    node_failed,
     parse_duration,
 )
 from ._nodes import node_ip, pod_cidr_for
@@ -209,8 +210,8 @@ class Kubelet:
                 self._ips.release(seen.uid)
             return Result()
         node = self._our_node(pod.spec.node_name)
-        if node is None:
-            return Result()
+        if node is None or node_failed(node[1]):
+            return Result()  # a failed node's kubelet is silent; its recovery requeues the pod
         if pod.metadata.deletion_timestamp is not None:
             await self._remove(request, pod)
             return Result()

@@ -37,7 +37,7 @@ from kcm.models import (
     OwnerReference,
 )
 
-from ._config import SIMULATED_LABEL, SimulationConfig
+from ._config import FAILURE_ANNOTATION, SIMULATED_LABEL, SimulationConfig, node_failed
 
 __all__ = ["NODE_LEASE_NAMESPACE", "NodeSimulator", "node_ip", "pod_cidr_for"]
 
@@ -72,6 +72,15 @@ def _seconds(now: datetime) -> datetime:
     return now.replace(microsecond=0)
 
 
+def _posted_ready(node: Node) -> bool:
+    """Whether the node's conditions are the ones a healthy simulated kubelet posts."""
+    by_type = {c.type: c for c in (node.status.conditions if node.status else None) or ()}
+    return all(
+        (c := by_type.get(kind)) is not None and c.status == status and c.reason == reason
+        for kind, status, reason, _ in _CONDITIONS
+    )
+
+
 class NodeSimulator:
     """Registers the simulated Nodes and keeps them alive (Lease renewals, Ready heartbeats).
 
@@ -101,6 +110,7 @@ class NodeSimulator:
         self._registered: dict[str, Node] = {}
         self._lease: dict[str, Lease] = {}
         self._gone: set[str] = set()
+        self._failed: set[str] = set()
         self._last_status = -float("inf")
 
     @property
@@ -266,13 +276,26 @@ class NodeSimulator:
             self._lease.pop(name, None)  # re-read (or re-create) on the next beat
             raise
 
-    async def _check(self, index: int, name: str, *, refresh: bool) -> None:
-        """GET the node (NotFound: someone deleted it); rewrite its status if ``refresh``."""
+    async def _check(self, index: int, name: str, *, refresh: bool) -> bool:
+        """GET the node (NotFound: someone deleted it); rewrite its status if ``refresh`` or
+        if it is not Ready (someone marked it Unknown; a kubelet posts at once then).
+
+        Returns:
+            False if the node is failed (:data:`FAILURE_ANNOTATION`): nothing was written.
+        """
         node = await self._nodes.get(name)
         self._registered[name] = node
-        if not refresh:
-            return
-        self._registered[name] = await self._write_status(index, node, self._clock.now())
+        if node_failed(node):
+            if name not in self._failed:
+                logger.info("simulated node %s failed: heartbeats and Lease renewals stop", name)
+                self._failed.add(name)
+            return False
+        if name in self._failed:
+            logger.info("simulated node %s is back: heartbeats and Lease renewals resume", name)
+            self._failed.discard(name)
+        if refresh or not _posted_ready(node):
+            self._registered[name] = await self._write_status(index, node, self._clock.now())
+        return True
 
     async def _write_status(self, index: int, node: Node, now: datetime) -> Node:
         """Replace ``node``'s status with a fresh heartbeat (transition times kept)."""
@@ -282,6 +305,31 @@ class NodeSimulator:
             msgspec.structs.replace(node, status=self._status(index, name, now, node)),
             subresource="status",
         )
+
+    @property
+    def failed(self) -> list[str]:
+        """The nodes failed by :data:`FAILURE_ANNOTATION`, as of the last heartbeat."""
+        return sorted(self._failed)
+
+    async def fail(self, name: str) -> None:
+        """Make node ``name`` fail: annotate it :data:`FAILURE_ANNOTATION` ``"true"`` (what
+        ``kubectl annotate node <name> kcm.dev/simulate-node-failure=true`` does); it goes
+        silent from the next heartbeat.
+
+        Raises:
+            NotFound: no such node.
+        """
+        await self._nodes.patch(name, {"metadata": {"annotations": {FAILURE_ANNOTATION: "true"}}})
+
+    async def recover(self, name: str) -> None:
+        """Bring node ``name`` back: remove :data:`FAILURE_ANNOTATION` (``kubectl annotate node
+        <name> kcm.dev/simulate-node-failure-``); it posts status and renews its Lease from
+        the next heartbeat.
+
+        Raises:
+            NotFound: no such node.
+        """
+        await self._nodes.patch(name, {"metadata": {"annotations": {FAILURE_ANNOTATION: None}}})
 
     async def _added_nodes(self) -> list[tuple[int, str]]:
         """Nodes added at run time: ``<node_prefix><n>`` with ``n`` above ``nodes``, created by
@@ -314,8 +362,8 @@ class NodeSimulator:
             try:
                 if name not in self._registered:
                     await self._register(index, name)
-                else:
-                    await self._check(index, name, refresh=refresh)
+                elif not await self._check(index, name, refresh=refresh):
+                    continue  # failed: no Lease renewal either
                 await self._renew_lease(name)
             except NotFound:
                 if name in self._registered:
