@@ -202,6 +202,20 @@ def _duration(text: str) -> float:
     return seconds
 
 
+def _bool(text: str) -> bool:
+    """A Go boolean (``true``/``false``, ``1``/``0``, ``t``/``f``, any case).
+
+    Raises:
+        argparse.ArgumentTypeError: anything else.
+    """
+    value = str(text).strip().lower()
+    if value in ("1", "t", "true"):
+        return True
+    if value in ("0", "f", "false"):
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r} is not a boolean (true or false)")
+
+
 def _non_negative_float(text: str) -> float:
     """A number >= 0.
 
@@ -351,6 +365,57 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 "Empties terminating namespaces, then removes their kubernetes finalizer.",
                 "--concurrent-namespace-syncs",
                 10,
+            ),
+            ControllerSpec(
+                "nodeipam",
+                "nodeipam",
+                "Gives each Node a pod CIDR from --cluster-cidr (with --allocate-node-cidrs).",
+                None,
+                1,
+                options=(
+                    ControllerOption(
+                        "--allocate-node-cidrs",
+                        "allocate_node_cidrs",
+                        _bool,
+                        False,
+                        "allocate pod CIDRs to nodes from --cluster-cidr (nodeipam runs only then)",
+                    ),
+                    ControllerOption(
+                        "--cluster-cidr",
+                        "cluster_cidr",
+                        str,
+                        "",
+                        "CIDR range (dual-stack: an IPv4 and an IPv6 one, comma-separated) of pods",
+                    ),
+                    ControllerOption(
+                        "--service-cluster-ip-range",
+                        "service_cluster_ip_range",
+                        str,
+                        "",
+                        "Service CIDR range(s), never handed to nodes",
+                    ),
+                    ControllerOption(
+                        "--node-cidr-mask-size",
+                        "node_cidr_mask_size",
+                        _int,
+                        0,
+                        "mask size of node CIDRs, single-stack (0: 24 for IPv4, 64 for IPv6)",
+                    ),
+                    ControllerOption(
+                        "--node-cidr-mask-size-ipv4",
+                        "node_cidr_mask_size_ipv4",
+                        _int,
+                        0,
+                        "mask size of IPv4 node CIDRs (0: 24)",
+                    ),
+                    ControllerOption(
+                        "--node-cidr-mask-size-ipv6",
+                        "node_cidr_mask_size_ipv6",
+                        _int,
+                        0,
+                        "mask size of IPv6 node CIDRs (0: 64)",
+                    ),
+                ),
             ),
             ControllerSpec(
                 "nodelifecycle",

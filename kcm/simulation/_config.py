@@ -96,6 +96,9 @@ class SimulationConfig:
         job_duration: seconds a run-to-completion pod runs before its containers exit 0
             (override per pod with the ``kcm.dev/simulate-duration`` annotation).
         scheduler_workers, kubelet_workers: concurrent binds / pod status writes.
+        assign_pod_cidrs: give each node ``10.244.<n>.0/24`` as its pod CIDR when it has
+            none (standing in for node IPAM); False when the ``nodeipam`` controller
+            allocates them, and then a node's pods wait in Pending for its CIDR.
 
     Raises:
         ValueError: a count or duration is out of range, or a capacity is not a quantity.
@@ -114,6 +117,7 @@ class SimulationConfig:
     job_duration: float = 5.0
     scheduler_workers: int = 4
     kubelet_workers: int = 8
+    assign_pod_cidrs: bool = True
 
     def __post_init__(self) -> None:
         if self.nodes < 0:

@@ -273,6 +273,8 @@ class Kubelet:
         if not cidrs and spec is not None and spec.pod_cidr:
             cidrs = [spec.pod_cidr]
         name = node.metadata.name or ""
+        if not cidrs and not self._config.assign_pod_cidrs:
+            raise PodIPsExhausted(f"node {name} has no podCIDR yet (node IPAM assigns it)")
         if not cidrs:
             self._warn_once(pod, "cidr", f"node {name} has no podCIDR; using the simulation's")
             cidrs = [pod_cidr_for(index)]

@@ -62,8 +62,9 @@ def pod_cidr_for(index: int) -> str:
     """The pod CIDR of the ``index``-th simulated node: ``10.244.<index>.0/24``.
 
     Stand-in for kube-controller-manager's node IPAM controller (``nodeipam`` with
-    ``--allocate-node-cidrs``, not built yet), which gives every Node a slice of the cluster
-    CIDR; the simulation assigns it when it registers the node and no one else has.
+    ``--allocate-node-cidrs``), which gives every Node a slice of the cluster CIDR; the
+    simulation assigns it when it registers the node and no one else has, unless
+    ``SimulationConfig.assign_pod_cidrs`` is off (nodeipam runs).
     """
     return f"10.244.{index}.0/24"
 
@@ -136,8 +137,9 @@ class NodeSimulator:
                 },
             ),
             spec=NodeSpec(
-                pod_cidr=pod_cidr_for(index),  # the node IPAM controller's job (not built yet)
-                pod_cidrs=[pod_cidr_for(index)],
+                # node IPAM's job when the nodeipam controller runs (then left to it)
+                pod_cidr=pod_cidr_for(index) if self._config.assign_pod_cidrs else None,
+                pod_cidrs=[pod_cidr_for(index)] if self._config.assign_pod_cidrs else None,
                 provider_id=f"kcm://{name}",
             ),
             status=self._status(index, name, now, None),
@@ -207,7 +209,7 @@ class NodeSimulator:
                 existing, metadata=msgspec.structs.replace(existing.metadata, labels=labels)
             )
             spec = existing.spec or NodeSpec()
-            if not spec.pod_cidr:  # podCIDR is set once, then immutable
+            if not spec.pod_cidr and self._config.assign_pod_cidrs:  # set once, then immutable
                 relabelled = msgspec.structs.replace(
                     relabelled,
                     spec=msgspec.structs.replace(

@@ -37,6 +37,7 @@ def test_defaults_follow_kube_controller_manager() -> None:
         "garbagecollector": 20,
         "job": 5,
         "namespace": 10,
+        "nodeipam": 1,
         "nodelifecycle": 1,
         "podgc": 1,
         "replicaset": 5,

@@ -22,6 +22,7 @@ KCM_NAMES = [
     "garbagecollector",
     "job",
     "namespace",
+    "nodeipam",
     "nodelifecycle",
     "podgc",
     "replicaset",
