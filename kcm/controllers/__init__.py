@@ -548,6 +548,13 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 5,
             ),
             ControllerSpec(
+                "ttl",
+                "ttl",
+                "Annotates Nodes with the Secret/ConfigMap cache TTL for the cluster's size.",
+                None,
+                5,
+            ),
+            ControllerSpec(
                 "ttl-after-finished",
                 "ttlafterfinished",
                 "Deletes finished Jobs once spec.ttlSecondsAfterFinished has passed.",

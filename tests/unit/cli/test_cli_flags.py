@@ -46,6 +46,7 @@ def test_defaults_follow_kube_controller_manager() -> None:
         "serviceaccount": 1,
         "serviceaccount-token": 5,
         "statefulset": 5,
+        "ttl": 5,
         "ttl-after-finished": 5,
     }
     assert s.controller_options is not None

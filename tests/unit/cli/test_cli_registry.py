@@ -31,6 +31,7 @@ KCM_NAMES = [
     "serviceaccount",
     "serviceaccount-token",
     "statefulset",
+    "ttl",
     "ttl-after-finished",
 ]
 
