@@ -243,7 +243,7 @@ class NodeLifecycleController:
         self.zone_states: dict[str, ZoneState] = {}
         self.tainters: dict[str, RateLimitedTimedQueue] = {}
         self._retry: set[str] = set()
-        self._wake = anyio.Event()
+        self._wake: anyio.Event | None = None
         self.passes = 0
         self.last_pass_at = -float("inf")
         self._evictions: Counter | None = None
@@ -296,6 +296,7 @@ class NodeLifecycleController:
             else:
                 self._wake = anyio.Event()
                 await self._wake.wait()
+                self._wake = None
 
     # -- the health pass ---------------------------------------------------------------------
 
@@ -414,6 +415,11 @@ class NodeLifecycleController:
         elif observed.status == "True":
             await self._mark_reachable(node)
 
+    def _poke(self) -> None:
+        """Wake the tainting loop (something was queued or a rate changed)."""
+        if self._wake is not None:
+            self._wake.set()
+
     def _add_zone(self, zone: str) -> None:
         self.zone_states[zone] = ZoneState.INITIAL
         if zone not in self.tainters:
@@ -427,7 +433,7 @@ class NodeLifecycleController:
             logger.info(
                 "node %s is %s: queued for the %s taint", _name(node), taint.key, taint.effect
             )
-            self._wake.set()
+            self._poke()
 
     async def _mark_reachable(self, node: Node) -> None:
         """Remove both NoExecute taints and forget any queued tainting."""
@@ -450,7 +456,7 @@ class NodeLifecycleController:
             large_cluster_threshold=self.large_cluster_threshold,
         )
         self.tainters[zone].swap_limiter(rate)
-        self._wake.set()
+        self._poke()
 
     async def _handle_disruption(
         self, zone_conditions: dict[str, list[NodeCondition | None]], nodes: Sequence[Node]

@@ -146,6 +146,10 @@ async def test_ready_false_gets_the_not_ready_taints_and_new_pods_are_marked() -
         await eventually(lambda: _ready_is(c, "late", "False"))
 
 
+async def _label(c: Cluster, node: str, key: str, value: str) -> bool:
+    return ((await c.nodes.get(node)).metadata.labels or {}).get(key) == value
+
+
 async def _equal(c: Cluster, node: str, wanted: set[tuple[str, str]]) -> bool:
     return await c.taints(node) == wanted
 
@@ -171,7 +175,6 @@ async def test_pressure_and_cordon_become_no_schedule_taints_and_labels_are_mirr
         await _cached(c, "n1")
         await c.nodes.patch("n1", {"spec": {"unschedulable": True}})
         await eventually(lambda: _has(c, "n1", taint("unschedulable", "NoSchedule")))
-        node = await c.nodes.get("n1")
-        assert (node.metadata.labels or {}).get("beta.kubernetes.io/os") == "linux"
+        await eventually(lambda: _label(c, "n1", "beta.kubernetes.io/os", "linux"))
         await c.nodes.patch("n1", {"spec": {"unschedulable": False}})
         await eventually(lambda: _has_none(c, "n1"))
