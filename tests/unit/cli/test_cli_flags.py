@@ -42,6 +42,7 @@ def test_defaults_follow_kube_controller_manager() -> None:
         "podgc": 1,
         "replicaset": 5,
         "replicationcontroller": 5,
+        "resourcequota": 5,
         "root-ca-cert-publisher": 1,
         "serviceaccount": 1,
         "serviceaccount-token": 5,
