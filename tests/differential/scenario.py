@@ -80,7 +80,10 @@ class Kubelet:
 @dataclass(frozen=True)
 class Settle:
     """Wait until the namespace stops changing (no change for ``quiet`` seconds, at most
-    ``timeout``), then take a snapshot."""
+    ``timeout``), then take a snapshot. Against kcm the wait ends sooner, once nothing has
+    changed for :data:`driver.IDLE_QUIET` seconds and kcm reports itself idle with no
+    delayed key due within ``quiet`` seconds (so ``quiet`` also bounds the requeues a
+    snapshot waits for, e.g. ``minReadySeconds``)."""
 
     quiet: float = 2.0
     timeout: float = 60.0
@@ -89,11 +92,13 @@ class Settle:
 @dataclass(frozen=True)
 class Until:
     """Wait (at most ``timeout`` seconds) until the namespace holds at least ``count``
-    ``resource`` objects: for what happens at a time, such as a CronJob's next run."""
+    ``resource`` objects (``at_most``: at most ``count``): for what happens at a time, such as a
+    CronJob's next run or the pod garbage collector's quarantine ending."""
 
     resource: str
     count: int
     timeout: float = 90.0
+    at_most: bool = False
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import msgspec
 
 from kcm.controllerkit import (
     ControllerRefManager,
+    error_text,
     is_namespace_terminating,
     is_pod_active,
     is_pod_ready,
@@ -525,7 +526,7 @@ class _Sync:
         return status, conditions
 
     async def _write_status(self, job: Job, status: JobStatus) -> Job:
-        if status == (job.status or JobStatus()):
+        if _as_stored(status) == _as_stored(job.status or JobStatus()):
             return job
         new = msgspec.structs.replace(job, status=status)
         return await self.job_api.update(job, new, subresource="status")
@@ -656,7 +657,7 @@ class _Sync:
                 ctl.expectations.creation_observed(key)
                 errors.append(exc)
                 if not is_namespace_terminating(exc):
-                    self._event("Warning", "FailedCreate", f"Error creating: {exc}")
+                    self._event("Warning", "FailedCreate", f"Error creating: {error_text(exc)}")
                 raise
             self._event("Normal", "SuccessfulCreate", f"Created pod: {pod.metadata.name}")
 
@@ -688,7 +689,7 @@ class _Sync:
             except KcmError as exc:
                 ctl.expectations.deletion_observed(key, object_key(pod))
                 self.error = self.error or exc
-                self._event("Warning", "FailedDelete", f"Error deleting: {exc}")
+                self._event("Warning", "FailedDelete", f"Error deleting: {error_text(exc)}")
                 return
             deleted += 1
             self._event("Normal", "SuccessfulDelete", f"Deleted pod: {name}")
@@ -697,3 +698,22 @@ class _Sync:
             for pod in pods:
                 tg.start_soon(delete, pod)
         return deleted
+
+
+def _as_stored(status: JobStatus) -> JobStatus:
+    """``status`` as the server stores it: Go leaves out a zero ``active``, ``succeeded`` or
+    ``failed``, an empty ``completedIndexes`` and empty uncounted lists (``omitempty``), so a
+    status that differs only there is no change (Go compares its structs, where 0 is 0)."""
+    uncounted = status.uncounted_terminated_pods
+    if uncounted is not None:
+        uncounted = UncountedTerminatedPods(
+            succeeded=uncounted.succeeded or None, failed=uncounted.failed or None
+        )
+    return msgspec.structs.replace(
+        status,
+        active=status.active or None,
+        succeeded=status.succeeded or None,
+        failed=status.failed or None,
+        completed_indexes=status.completed_indexes or None,
+        uncounted_terminated_pods=uncounted,
+    )
