@@ -220,6 +220,15 @@ def _add_registry_flags(ctl: Any, specs: Mapping[str, ControllerSpec] = CONTROLL
             if option.flag in added:  # shared by several controllers: one flag
                 continue
             added.add(option.flag)
+            if isinstance(option.default, bool):  # --flag or --flag=BOOL, as pflag
+                _bool_flag(
+                    ctl,
+                    option.flag,
+                    default=option.default,
+                    help=f"{option.help} (default {str(option.default).lower()})",
+                    dest=_option_dest(option.flag),
+                )
+                continue
             ctl.add_argument(
                 option.flag,
                 dest=_option_dest(option.flag),
@@ -554,7 +563,9 @@ def _settings_from(args: argparse.Namespace) -> RunSettings:
         apiserver_insecure_http=args.apiserver_insecure_http,
         admission_plugins=admission_plugins_from(args),
         simulate=args.simulate,
-        simulation=_simulation_from(args),
+        simulation=_simulation_from(
+            args, assign_pod_cidrs=not ("nodeipam" in enabled and args.option_allocate_node_cidrs)
+        ),
         verbosity=args.verbosity,
         logging_format=args.logging_format,
         status_view=args.status_view,
@@ -595,8 +606,10 @@ def _leader_election_from(args: argparse.Namespace) -> LeaderElectionConfig:
         raise ValueError(f"leader election: {exc}") from exc
 
 
-def _simulation_from(args: argparse.Namespace) -> SimulationConfig:
+def _simulation_from(args: argparse.Namespace, *, assign_pod_cidrs: bool) -> SimulationConfig:
+    """The simulation's settings; it leaves pod CIDRs to nodeipam when that allocates them."""
     return SimulationConfig(
+        assign_pod_cidrs=assign_pod_cidrs,
         nodes=args.simulate_nodes,
         node_cpu=args.simulate_node_cpu,
         node_memory=args.simulate_node_memory,

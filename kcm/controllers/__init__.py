@@ -217,6 +217,47 @@ def _duration(text: str) -> float:
     return seconds
 
 
+def _bool(text: str) -> bool:
+    """A Go boolean (``true``/``false``, ``1``/``0``, ``t``/``f``, any case).
+
+    Raises:
+        argparse.ArgumentTypeError: anything else.
+    """
+    value = str(text).strip().lower()
+    if value in ("1", "t", "true"):
+        return True
+    if value in ("0", "f", "false"):
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r} is not a boolean (true or false)")
+
+
+def _non_negative_float(text: str) -> float:
+    """A number >= 0.
+
+    Raises:
+        argparse.ArgumentTypeError: not a number, or negative.
+    """
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
+    return value
+
+
+def _fraction(text: str) -> float:
+    """A number in (0, 1].
+
+    Raises:
+        argparse.ArgumentTypeError: not a number, or out of range.
+    """
+    value = _non_negative_float(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be above 0 and at most 1")
+    return value
+
+
 CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
     {
         spec.name: spec
@@ -375,6 +416,115 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 10,
             ),
             ControllerSpec(
+                "nodeipam",
+                "nodeipam",
+                "Gives each Node a pod CIDR from --cluster-cidr (with --allocate-node-cidrs).",
+                None,
+                1,
+                options=(
+                    ControllerOption(
+                        "--allocate-node-cidrs",
+                        "allocate_node_cidrs",
+                        _bool,
+                        False,
+                        "allocate pod CIDRs to nodes from --cluster-cidr (nodeipam runs only then)",
+                    ),
+                    ControllerOption(
+                        "--cluster-cidr",
+                        "cluster_cidr",
+                        str,
+                        "",
+                        "CIDR range (dual-stack: an IPv4 and an IPv6 one, comma-separated) of pods",
+                    ),
+                    ControllerOption(
+                        "--service-cluster-ip-range",
+                        "service_cluster_ip_range",
+                        str,
+                        "",
+                        "Service CIDR range(s), never handed to nodes",
+                    ),
+                    ControllerOption(
+                        "--node-cidr-mask-size",
+                        "node_cidr_mask_size",
+                        _int,
+                        0,
+                        "mask size of node CIDRs, single-stack (0: 24 for IPv4, 64 for IPv6)",
+                    ),
+                    ControllerOption(
+                        "--node-cidr-mask-size-ipv4",
+                        "node_cidr_mask_size_ipv4",
+                        _int,
+                        0,
+                        "mask size of IPv4 node CIDRs (0: 24)",
+                    ),
+                    ControllerOption(
+                        "--node-cidr-mask-size-ipv6",
+                        "node_cidr_mask_size_ipv6",
+                        _int,
+                        0,
+                        "mask size of IPv6 node CIDRs (0: 64)",
+                    ),
+                ),
+            ),
+            ControllerSpec(
+                "nodelifecycle",
+                "nodelifecycle",
+                "Marks silent nodes Unknown, taints NotReady nodes, evicts their pods (NoExecute).",
+                None,
+                1,
+                options=(
+                    ControllerOption(
+                        "--node-monitor-period",
+                        "node_monitor_period",
+                        _duration,
+                        5.0,
+                        "how often node health is checked",
+                    ),
+                    ControllerOption(
+                        "--node-monitor-grace-period",
+                        "node_monitor_grace_period",
+                        _duration,
+                        40.0,
+                        "how long a node may stay silent before it is marked Unknown",
+                    ),
+                    ControllerOption(
+                        "--node-startup-grace-period",
+                        "node_startup_grace_period",
+                        _duration,
+                        60.0,
+                        "how long a new node may go without posting status",
+                    ),
+                    ControllerOption(
+                        "--node-eviction-rate",
+                        "node_eviction_rate",
+                        _non_negative_float,
+                        0.1,
+                        "nodes per second tainted NoExecute per healthy zone",
+                    ),
+                    ControllerOption(
+                        "--secondary-node-eviction-rate",
+                        "secondary_node_eviction_rate",
+                        _non_negative_float,
+                        0.01,
+                        "nodes per second tainted in a partially disrupted large zone",
+                    ),
+                    ControllerOption(
+                        "--unhealthy-zone-threshold",
+                        "unhealthy_zone_threshold",
+                        _fraction,
+                        0.55,
+                        "fraction of not-Ready nodes (at least 3) that makes a zone unhealthy",
+                    ),
+                    ControllerOption(
+                        "--large-cluster-size-threshold",
+                        "large_cluster_size_threshold",
+                        _int,
+                        50,
+                        "zone size above which the secondary eviction rate applies",
+                    ),
+                ),
+            ),
+            ControllerSpec(
                 "podgc",
                 "podgc",
                 "Deletes terminated pods above a threshold and pods of vanished nodes.",
@@ -506,6 +656,13 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 "statefulset",
                 "Runs StatefulSets' pods in order, with stable names and storage.",
                 "--concurrent-statefulset-syncs",
+                5,
+            ),
+            ControllerSpec(
+                "ttl",
+                "ttl",
+                "Annotates Nodes with the Secret/ConfigMap cache TTL for the cluster's size.",
+                None,
                 5,
             ),
             ControllerSpec(

@@ -15,6 +15,7 @@ clock. See docs/simulation.md.
 from ._cluster import SimulatedCluster as SimulatedCluster
 from ._config import DURATION_ANNOTATION as DURATION_ANNOTATION
 from ._config import EXIT_CODE_ANNOTATION as EXIT_CODE_ANNOTATION
+from ._config import FAILURE_ANNOTATION as FAILURE_ANNOTATION
 from ._config import READY_ANNOTATION as READY_ANNOTATION
 from ._config import SIMULATED_LABEL as SIMULATED_LABEL
 from ._config import SimulationConfig as SimulationConfig
@@ -32,6 +33,7 @@ from ._scheduler import Scheduler as Scheduler
 __all__ = [
     "DURATION_ANNOTATION",
     "EXIT_CODE_ANNOTATION",
+    "FAILURE_ANNOTATION",
     "NODE_LEASE_NAMESPACE",
     "NODE_NAME_INDEX",
     "READY_ANNOTATION",

@@ -10,9 +10,11 @@ from kcm.models import parse_quantity
 __all__ = [
     "DURATION_ANNOTATION",
     "EXIT_CODE_ANNOTATION",
+    "FAILURE_ANNOTATION",
     "READY_ANNOTATION",
     "SIMULATED_LABEL",
     "SimulationConfig",
+    "node_failed",
     "parse_duration",
 ]
 
@@ -32,6 +34,20 @@ READY_ANNOTATION = "kcm.dev/simulate-ready"
 """Pod annotation: the simulated outcome of the pod's readiness probes. ``"false"`` keeps a
 running pod NotReady (and makes a Ready one NotReady); removing it, or any other value, lets
 it become Ready. Services see the change through their Endpoints and EndpointSlices."""
+
+FAILURE_ANNOTATION = "kcm.dev/simulate-node-failure"
+"""Node annotation: ``"true"`` makes a simulated node fail as a machine that lost power or
+network does: its kubelet stops renewing the Lease, posting status and playing its pods (so
+pods being deleted stay Terminating). Removing it (or any other value) brings the node back:
+status and Lease at the next heartbeat, its pods played again."""
+
+
+def node_failed(node: object) -> bool:
+    """Whether the Node carries :data:`FAILURE_ANNOTATION` ``"true"``."""
+    metadata = getattr(node, "metadata", None)
+    annotations = getattr(metadata, "annotations", None) or {}
+    return str(annotations.get(FAILURE_ANNOTATION, "")).lower() == "true"
+
 
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
@@ -80,6 +96,9 @@ class SimulationConfig:
         job_duration: seconds a run-to-completion pod runs before its containers exit 0
             (override per pod with the ``kcm.dev/simulate-duration`` annotation).
         scheduler_workers, kubelet_workers: concurrent binds / pod status writes.
+        assign_pod_cidrs: give each node ``10.244.<n>.0/24`` as its pod CIDR when it has
+            none (standing in for node IPAM); False when the ``nodeipam`` controller
+            allocates them, and then a node's pods wait in Pending for its CIDR.
 
     Raises:
         ValueError: a count or duration is out of range, or a capacity is not a quantity.
@@ -98,6 +117,7 @@ class SimulationConfig:
     job_duration: float = 5.0
     scheduler_workers: int = 4
     kubelet_workers: int = 8
+    assign_pod_cidrs: bool = True
 
     def __post_init__(self) -> None:
         if self.nodes < 0:

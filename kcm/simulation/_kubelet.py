@@ -61,6 +61,7 @@ from ._config import (
     READY_ANNOTATION,
     SIMULATED_LABEL,
     SimulationConfig,
+    node_failed,
     parse_duration,
 )
 from ._nodes import node_ip, pod_cidr_for
@@ -209,8 +210,8 @@ class Kubelet:
                 self._ips.release(seen.uid)
             return Result()
         node = self._our_node(pod.spec.node_name)
-        if node is None:
-            return Result()
+        if node is None or node_failed(node[1]):
+            return Result()  # a failed node's kubelet is silent; its recovery requeues the pod
         if pod.metadata.deletion_timestamp is not None:
             await self._remove(request, pod)
             return Result()
@@ -272,6 +273,8 @@ class Kubelet:
         if not cidrs and spec is not None and spec.pod_cidr:
             cidrs = [spec.pod_cidr]
         name = node.metadata.name or ""
+        if not cidrs and not self._config.assign_pod_cidrs:
+            raise PodIPsExhausted(f"node {name} has no podCIDR yet (node IPAM assigns it)")
         if not cidrs:
             self._warn_once(pod, "cidr", f"node {name} has no podCIDR; using the simulation's")
             cidrs = [pod_cidr_for(index)]

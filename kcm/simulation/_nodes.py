@@ -37,7 +37,7 @@ from kcm.models import (
     OwnerReference,
 )
 
-from ._config import SIMULATED_LABEL, SimulationConfig
+from ._config import FAILURE_ANNOTATION, SIMULATED_LABEL, SimulationConfig, node_failed
 
 __all__ = ["NODE_LEASE_NAMESPACE", "NodeSimulator", "node_ip", "pod_cidr_for"]
 
@@ -63,14 +63,24 @@ def pod_cidr_for(index: int) -> str:
     """The pod CIDR of the ``index``-th simulated node: ``10.244.<index>.0/24``.
 
     Stand-in for kube-controller-manager's node IPAM controller (``nodeipam`` with
-    ``--allocate-node-cidrs``, not built yet), which gives every Node a slice of the cluster
-    CIDR; the simulation assigns it when it registers the node and no one else has.
+    ``--allocate-node-cidrs``), which gives every Node a slice of the cluster CIDR; the
+    simulation assigns it when it registers the node and no one else has, unless
+    ``SimulationConfig.assign_pod_cidrs`` is off (nodeipam runs).
     """
     return f"10.244.{index}.0/24"
 
 
 def _seconds(now: datetime) -> datetime:
     return now.replace(microsecond=0)
+
+
+def _posted_ready(node: Node) -> bool:
+    """Whether the node's conditions are the ones a healthy simulated kubelet posts."""
+    by_type = {c.type: c for c in (node.status.conditions if node.status else None) or ()}
+    return all(
+        (c := by_type.get(kind)) is not None and c.status == status and c.reason == reason
+        for kind, status, reason, _ in _CONDITIONS
+    )
 
 
 class NodeSimulator:
@@ -102,6 +112,7 @@ class NodeSimulator:
         self._registered: dict[str, Node] = {}
         self._lease: dict[str, Lease] = {}
         self._gone: set[str] = set()
+        self._failed: set[str] = set()
         self._last_status = -float("inf")
 
     @property
@@ -127,8 +138,9 @@ class NodeSimulator:
                 },
             ),
             spec=NodeSpec(
-                pod_cidr=pod_cidr_for(index),  # the node IPAM controller's job (not built yet)
-                pod_cidrs=[pod_cidr_for(index)],
+                # node IPAM's job when the nodeipam controller runs (then left to it)
+                pod_cidr=pod_cidr_for(index) if self._config.assign_pod_cidrs else None,
+                pod_cidrs=[pod_cidr_for(index)] if self._config.assign_pod_cidrs else None,
                 provider_id=f"kcm://{name}",
             ),
             status=self._status(index, name, now, None),
@@ -198,7 +210,7 @@ class NodeSimulator:
                 existing, metadata=msgspec.structs.replace(existing.metadata, labels=labels)
             )
             spec = existing.spec or NodeSpec()
-            if not spec.pod_cidr:  # podCIDR is set once, then immutable
+            if not spec.pod_cidr and self._config.assign_pod_cidrs:  # set once, then immutable
                 relabelled = msgspec.structs.replace(
                     relabelled,
                     spec=msgspec.structs.replace(
@@ -267,13 +279,26 @@ class NodeSimulator:
             self._lease.pop(name, None)  # re-read (or re-create) on the next beat
             raise
 
-    async def _check(self, index: int, name: str, *, refresh: bool) -> None:
-        """GET the node (NotFound: someone deleted it); rewrite its status if ``refresh``."""
+    async def _check(self, index: int, name: str, *, refresh: bool) -> bool:
+        """GET the node (NotFound: someone deleted it); rewrite its status if ``refresh`` or
+        if it is not Ready (someone marked it Unknown; a kubelet posts at once then).
+
+        Returns:
+            False if the node is failed (:data:`FAILURE_ANNOTATION`): nothing was written.
+        """
         node = await self._nodes.get(name)
         self._registered[name] = node
-        if not refresh:
-            return
-        self._registered[name] = await self._write_status(index, node, self._clock.now())
+        if node_failed(node):
+            if name not in self._failed:
+                logger.info("simulated node %s failed: heartbeats and Lease renewals stop", name)
+                self._failed.add(name)
+            return False
+        if name in self._failed:
+            logger.info("simulated node %s is back: heartbeats and Lease renewals resume", name)
+            self._failed.discard(name)
+        if refresh or not _posted_ready(node):
+            self._registered[name] = await self._write_status(index, node, self._clock.now())
+        return True
 
     async def _write_status(self, index: int, node: Node, now: datetime) -> Node:
         """Replace ``node``'s status with a fresh heartbeat (transition times kept)."""
@@ -283,6 +308,31 @@ class NodeSimulator:
             msgspec.structs.replace(node, status=self._status(index, name, now, node)),
             subresource="status",
         )
+
+    @property
+    def failed(self) -> list[str]:
+        """The nodes failed by :data:`FAILURE_ANNOTATION`, as of the last heartbeat."""
+        return sorted(self._failed)
+
+    async def fail(self, name: str) -> None:
+        """Make node ``name`` fail: annotate it :data:`FAILURE_ANNOTATION` ``"true"`` (what
+        ``kubectl annotate node <name> kcm.dev/simulate-node-failure=true`` does); it goes
+        silent from the next heartbeat.
+
+        Raises:
+            NotFound: no such node.
+        """
+        await self._nodes.patch(name, {"metadata": {"annotations": {FAILURE_ANNOTATION: "true"}}})
+
+    async def recover(self, name: str) -> None:
+        """Bring node ``name`` back: remove :data:`FAILURE_ANNOTATION` (``kubectl annotate node
+        <name> kcm.dev/simulate-node-failure-``); it posts status and renews its Lease from
+        the next heartbeat.
+
+        Raises:
+            NotFound: no such node.
+        """
+        await self._nodes.patch(name, {"metadata": {"annotations": {FAILURE_ANNOTATION: None}}})
 
     async def _added_nodes(self) -> list[tuple[int, str]]:
         """Nodes added at run time: ``<node_prefix><n>`` with ``n`` above ``nodes``, created by
@@ -315,8 +365,8 @@ class NodeSimulator:
             try:
                 if name not in self._registered:
                     await self._register(index, name)
-                else:
-                    await self._check(index, name, refresh=refresh)
+                elif not await self._check(index, name, refresh=refresh):
+                    continue  # failed: no Lease renewal either
                 await self._renew_lease(name)
             except NotFound:
                 if name in self._registered:

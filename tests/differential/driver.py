@@ -28,6 +28,7 @@ from .scenario import (
     Scenario,
     Settle,
     Step,
+    StopNode,
     Until,
 )
 from .snapshot import RESOURCES, SnapshotNormaliser, list_path, pinned_node
@@ -198,6 +199,7 @@ class _Nodes:
     def __init__(self, client: httpx.Client) -> None:
         self._client = client
         self.names: list[str] = []
+        self.stopped: set[str] = set()
         self._renewed = time.monotonic()
 
     def create(self, step: CreateNode) -> None:
@@ -258,7 +260,8 @@ class _Nodes:
         self._renewed = time.monotonic()
         renewal = json.dumps({"spec": {"renewTime": _micro_now()}})
         for name in self.names:
-            self._client.patch(f"{_LEASES}/{name}", content=renewal, headers=_MERGE)
+            if name not in self.stopped:
+                self._client.patch(f"{_LEASES}/{name}", content=renewal, headers=_MERGE)
 
     def delete_all(self, ns: str) -> None:
         """Delete the scenario's DaemonSets first (waiting until they are gone), so they do not
@@ -381,6 +384,8 @@ def _run_step(
         _check(client.patch(path, content=json.dumps(step.body), headers=_MERGE))
     elif isinstance(step, DeleteNode):
         _check(client.delete(f"/api/v1/nodes/{step.name}"))
+    elif isinstance(step, StopNode):
+        nodes.stopped.add(step.name)
     elif isinstance(step, Bind):
         _bind(client, ns, step)
     else:

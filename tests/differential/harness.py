@@ -26,6 +26,11 @@ from .driver import Target
 __all__ = ["kcm_on_embedded_server"]
 
 
+NODE_MONITOR_FLAGS = ("--node-monitor-period=1s", "--node-monitor-grace-period=10s")
+"""The node lifecycle periods of both recording (``EXTRA_KCM_FLAGS``) and replay, so a node
+that stops renewing its Lease is unreachable within a scenario's minute."""
+
+
 @contextmanager
 def kcm_on_embedded_server(tmp: Path) -> Iterator[Target]:
     """An embedded server with ``kcm --controllers=*`` managing it; yields the target."""
@@ -43,6 +48,8 @@ def kcm_on_embedded_server(tmp: Path) -> Iterator[Target]:
                 f"--secure-port={port}",
                 "--controllers=*",
                 f"--service-account-private-key-file={key}",
+                # as the recordings' EXTRA_KCM_FLAGS (README): scenarios/nodelifecycle.py
+                *NODE_MONITOR_FLAGS,
             ]
             metrics = f"http://127.0.0.1:{port}/metrics"
             with kcm_process(args, tmp / "kcm.log"):

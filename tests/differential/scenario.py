@@ -27,6 +27,7 @@ __all__ = [
     "Scenario",
     "Settle",
     "Step",
+    "StopNode",
     "Until",
 ]
 
@@ -137,6 +138,15 @@ class DeleteNode:
 
 
 @dataclass(frozen=True)
+class StopNode:
+    """Stop playing the kubelet of the scenario's Node ``name``: its Lease is no longer
+    renewed (and its Ready heartbeat never was), so after the node monitor grace period the
+    node lifecycle controller finds it unreachable."""
+
+    name: str
+
+
+@dataclass(frozen=True)
 class Bind:
     """Play the scheduler: bind the unbound pods matching ``selector`` to the node their
     required node affinity pins them to (a DaemonSet's ``metadata.name`` term)."""
@@ -155,6 +165,7 @@ Step = (
     | CreateNode
     | PatchNode
     | DeleteNode
+    | StopNode
     | Bind
 )
 

@@ -39,6 +39,8 @@ def test_defaults_follow_kube_controller_manager() -> None:
         "garbagecollector": 20,
         "job": 5,
         "namespace": 10,
+        "nodeipam": 1,
+        "nodelifecycle": 1,
         "podgc": 1,
         "replicaset": 5,
         "replicationcontroller": 5,
@@ -49,6 +51,7 @@ def test_defaults_follow_kube_controller_manager() -> None:
         "serviceaccount": 1,
         "serviceaccount-token": 5,
         "statefulset": 5,
+        "ttl": 5,
         "ttl-after-finished": 5,
     }
     assert s.controller_options is not None

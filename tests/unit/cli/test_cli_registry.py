@@ -24,6 +24,8 @@ KCM_NAMES = [
     "garbagecollector",
     "job",
     "namespace",
+    "nodeipam",
+    "nodelifecycle",
     "podgc",
     "replicaset",
     "replicationcontroller",
@@ -34,6 +36,7 @@ KCM_NAMES = [
     "serviceaccount",
     "serviceaccount-token",
     "statefulset",
+    "ttl",
     "ttl-after-finished",
 ]
 
