@@ -217,20 +217,6 @@ def _duration(text: str) -> float:
     return seconds
 
 
-def _bool(text: str) -> bool:
-    """A Go boolean (``true``/``false``, ``1``/``0``, ``t``/``f``, any case).
-
-    Raises:
-        argparse.ArgumentTypeError: anything else.
-    """
-    value = str(text).strip().lower()
-    if value in ("1", "t", "true"):
-        return True
-    if value in ("0", "f", "false"):
-        return False
-    raise argparse.ArgumentTypeError(f"{text!r} is not a boolean (true or false)")
-
-
 def _non_negative_float(text: str) -> float:
     """A number >= 0.
 
