@@ -32,6 +32,10 @@ pieces. The families:
   (:func:`required_node_affinity_matches`, :func:`node_selector_matches`), for the DaemonSet
   controller and schedulers; :func:`compute_template_hash`, the pod template hash of Deployments
   and DaemonSets.
+* **Certificate requests**: the built-in signer names, :func:`parse_certificate_request`,
+  :func:`is_approved`/:func:`has_true_condition`, and the kubelet request shapes
+  (:func:`kubelet_client_refusal`, :func:`kubelet_serving_refusal`) the CSR signer and approver
+  both check.
 * **Small shared answers**: :func:`is_namespace_terminating` (a create refused by a
   terminating namespace), :func:`finished_condition`/:func:`is_finished` (Jobs),
   :func:`safe_encode_string` (hashes as text), and :func:`root_ca`/:func:`read_root_ca` (the
@@ -40,6 +44,18 @@ pieces. The families:
 See docs/controllerkit.md.
 """
 
+from ._certificate_requests import KUBE_APISERVER_CLIENT as KUBE_APISERVER_CLIENT
+from ._certificate_requests import KUBE_APISERVER_CLIENT_KUBELET as KUBE_APISERVER_CLIENT_KUBELET
+from ._certificate_requests import KUBELET_CLIENT_USAGES as KUBELET_CLIENT_USAGES
+from ._certificate_requests import KUBELET_SERVING as KUBELET_SERVING
+from ._certificate_requests import KUBELET_SERVING_USAGES as KUBELET_SERVING_USAGES
+from ._certificate_requests import LEGACY_UNKNOWN as LEGACY_UNKNOWN
+from ._certificate_requests import has_true_condition as has_true_condition
+from ._certificate_requests import is_approved as is_approved
+from ._certificate_requests import is_denied as is_denied
+from ._certificate_requests import kubelet_client_refusal as kubelet_client_refusal
+from ._certificate_requests import kubelet_serving_refusal as kubelet_serving_refusal
+from ._certificate_requests import parse_certificate_request as parse_certificate_request
 from ._controller_ref_manager import ControllerRefManager as ControllerRefManager
 from ._controller_ref_manager import LabelMatcher as LabelMatcher
 from ._controller_ref_manager import recheck_deletion_timestamp as recheck_deletion_timestamp
@@ -139,8 +155,14 @@ __all__ = [
     "CONTROLLER_REVISION_HASH_LABEL",
     "EXPECTATIONS_TIMEOUT",
     "HEADLESS_SERVICE_LABEL",
+    "KUBELET_CLIENT_USAGES",
+    "KUBELET_SERVING",
+    "KUBELET_SERVING_USAGES",
+    "KUBE_APISERVER_CLIENT",
+    "KUBE_APISERVER_CLIENT_KUBELET",
     "LAST_CHANGE_TRIGGER_TIME_ANNOTATION",
     "LEADER_ELECTION_ANNOTATION",
+    "LEGACY_UNKNOWN",
     "MANAGED_BY_LABEL",
     "NODE_NAME_FIELD",
     "NO_EXECUTE",
@@ -184,7 +206,10 @@ __all__ = [
     "find_port",
     "finished_condition",
     "format_trigger_time",
+    "has_true_condition",
     "hash_controller_revision",
+    "is_approved",
+    "is_denied",
     "is_finished",
     "is_ipv6",
     "is_namespace_terminating",
@@ -192,10 +217,13 @@ __all__ = [
     "is_pod_available",
     "is_pod_finished",
     "is_pod_ready",
+    "kubelet_client_refusal",
+    "kubelet_serving_refusal",
     "managed_by",
     "new_controller_revision",
     "node_selector_matches",
     "node_selector_term_matches",
+    "parse_certificate_request",
     "pod_deletion_cost",
     "pod_endpoints_changed",
     "pod_from_template",

@@ -202,6 +202,30 @@ def _duration(text: str) -> float:
     return seconds
 
 
+def _signing_file_options() -> tuple[ControllerOption, ...]:
+    """``--cluster-signing-{cert,key}-file`` and the per-signer pairs."""
+    signers = (
+        ("", "every built-in signer (or the per-signer files)"),
+        ("kubelet-serving-", "kubernetes.io/kubelet-serving"),
+        ("kubelet-client-", "kubernetes.io/kube-apiserver-client-kubelet"),
+        ("kube-apiserver-client-", "kubernetes.io/kube-apiserver-client"),
+        ("legacy-unknown-", "kubernetes.io/legacy-unknown"),
+    )
+    options = []
+    for prefix, signer in signers:
+        for part, what in (("cert", "PEM CA certificate"), ("key", "PEM CA private key")):
+            flag = f"cluster-signing-{prefix}{part}-file"
+            options.append(
+                ControllerOption(
+                    f"--{flag}", flag.replace("-", "_"), _path, None, f"{what} for {signer}"
+                )
+            )
+    return tuple(options)
+
+
+_SIGNING_FILES = _signing_file_options()
+
+
 CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
     {
         spec.name: spec
@@ -219,6 +243,23 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 "Creates Jobs on CronJob schedules (concurrency policy, missed runs, history).",
                 "--concurrent-cron-job-syncs",
                 5,
+            ),
+            ControllerSpec(
+                "csrsigning",
+                "csrsigning",
+                "Signs approved CSRs of the built-in signers (needs --cluster-signing-* files).",
+                None,
+                5,
+                options=(
+                    *_SIGNING_FILES,
+                    ControllerOption(
+                        "--cluster-signing-duration",
+                        "cluster_signing_duration",
+                        _duration,
+                        365 * 24 * 3600.0,
+                        "longest certificate signed (spec.expirationSeconds may ask for less)",
+                    ),
+                ),
             ),
             ControllerSpec(
                 "daemonset",
