@@ -245,6 +245,20 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 5,
             ),
             ControllerSpec(
+                "csrapproving",
+                "csrapproving",
+                "Approves kubelet client CSRs their requesters may create (SubjectAccessReview).",
+                None,
+                5,
+            ),
+            ControllerSpec(
+                "csrcleaner",
+                "csrcleaner",
+                "Deletes CSRs that are issued and expired, or old (approved, denied, pending).",
+                None,
+                1,
+            ),
+            ControllerSpec(
                 "csrsigning",
                 "csrsigning",
                 "Signs approved CSRs of the built-in signers (needs --cluster-signing-* files).",

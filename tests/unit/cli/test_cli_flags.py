@@ -24,10 +24,14 @@ def test_the_embedded_server_is_secure_unless_told_otherwise() -> None:
 
 def test_defaults_follow_kube_controller_manager() -> None:
     s = parse_run_args([])
-    assert s.controllers == tuple(CONTROLLERS)  # '*': every controller is on by default
+    # '*': every controller that is on by default (kube's bootstrapsigner, tokencleaner are not)
+    assert s.controllers == tuple(n for n, c in CONTROLLERS.items() if c.enabled_by_default)
     assert s.workers == {
         "clusterrole-aggregation": 5,
         "cronjob": 5,
+        "csrapproving": 5,
+        "csrcleaner": 1,
+        "csrsigning": 5,
         "daemonset": 2,
         "deployment": 5,
         "disruption": 1,
@@ -160,7 +164,10 @@ def test_unknown_controller_fails_fast_with_the_known_names(
 ) -> None:
     err = usage_error(["--controllers=*,-deploymnet"], capsys)
     assert "unknown controller '-deploymnet'" in err
-    assert "known: clusterrole-aggregation, cronjob, daemonset, deployment" in err
+    assert (
+        "known: clusterrole-aggregation, cronjob, csrapproving, csrcleaner, csrsigning, daemonset"
+        in err
+    )
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,9 @@ from kcm.controllers import CONTROLLERS, ControllerOption, ControllerSpec, enabl
 KCM_NAMES = [
     "clusterrole-aggregation",
     "cronjob",
+    "csrapproving",
+    "csrcleaner",
+    "csrsigning",
     "daemonset",
     "deployment",
     "disruption",
