@@ -36,6 +36,8 @@ pieces. The families:
   :func:`is_approved`/:func:`has_true_condition`, and the kubelet request shapes
   (:func:`kubelet_client_refusal`, :func:`kubelet_serving_refusal`) the CSR signer and approver
   both check.
+* **Bootstrap tokens**: :func:`bootstrap_token_id`, :func:`bootstrap_token_expiration` and
+  :func:`secret_text` for the bootstrap signer and the token cleaner.
 * **Small shared answers**: :func:`is_namespace_terminating` (a create refused by a
   terminating namespace), :func:`finished_condition`/:func:`is_finished` (Jobs),
   :func:`safe_encode_string` (hashes as text), and :func:`root_ca`/:func:`read_root_ca` (the
@@ -44,6 +46,11 @@ pieces. The families:
 See docs/controllerkit.md.
 """
 
+from ._bootstrap_tokens import BOOTSTRAP_TOKEN_NAMESPACE as BOOTSTRAP_TOKEN_NAMESPACE
+from ._bootstrap_tokens import BOOTSTRAP_TOKEN_SECRET_TYPE as BOOTSTRAP_TOKEN_SECRET_TYPE
+from ._bootstrap_tokens import bootstrap_token_expiration as bootstrap_token_expiration
+from ._bootstrap_tokens import bootstrap_token_id as bootstrap_token_id
+from ._bootstrap_tokens import secret_text as secret_text
 from ._certificate_requests import KUBE_APISERVER_CLIENT as KUBE_APISERVER_CLIENT
 from ._certificate_requests import KUBE_APISERVER_CLIENT_KUBELET as KUBE_APISERVER_CLIENT_KUBELET
 from ._certificate_requests import KUBELET_CLIENT_USAGES as KUBELET_CLIENT_USAGES
@@ -151,6 +158,8 @@ from ._trigger_time import TriggerTimeTracker as TriggerTimeTracker
 from ._trigger_time import format_trigger_time as format_trigger_time
 
 __all__ = [
+    "BOOTSTRAP_TOKEN_NAMESPACE",
+    "BOOTSTRAP_TOKEN_SECRET_TYPE",
     "BURST_REPLICAS",
     "CONTROLLER_REVISION_HASH_LABEL",
     "EXPECTATIONS_TIMEOUT",
@@ -193,6 +202,8 @@ __all__ = [
     "TriggerTimeTracker",
     "UIDTrackingControllerExpectations",
     "add_or_update_toleration",
+    "bootstrap_token_expiration",
+    "bootstrap_token_id",
     "calculate_replica_status",
     "compare_pods_for_deletion",
     "compute_template_hash",
@@ -240,6 +251,7 @@ __all__ = [
     "required_node_affinity_matches",
     "root_ca",
     "safe_encode_string",
+    "secret_text",
     "service_ip_set",
     "service_key_for_slice",
     "service_selector",

@@ -231,6 +231,14 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
         spec.name: spec
         for spec in (
             ControllerSpec(
+                "bootstrapsigner",
+                "bootstrapsigner",
+                "Signs the cluster-info ConfigMap with bootstrap tokens (JWS; off by default).",
+                None,
+                1,
+                enabled_by_default=False,
+            ),
+            ControllerSpec(
                 "clusterrole-aggregation",
                 "clusterroleaggregation",
                 "Fills in aggregated ClusterRoles (admin, edit, view) from the roles they select.",
@@ -451,6 +459,14 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 "Runs StatefulSets' pods in order, with stable names and storage.",
                 "--concurrent-statefulset-syncs",
                 5,
+            ),
+            ControllerSpec(
+                "tokencleaner",
+                "tokencleaner",
+                "Deletes expired bootstrap token Secrets (off by default).",
+                None,
+                1,
+                enabled_by_default=False,
             ),
             ControllerSpec(
                 "ttl-after-finished",

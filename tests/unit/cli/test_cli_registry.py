@@ -11,6 +11,7 @@ import pytest
 from kcm.controllers import CONTROLLERS, ControllerOption, ControllerSpec, enabled_controllers
 
 KCM_NAMES = [
+    "bootstrapsigner",
     "clusterrole-aggregation",
     "cronjob",
     "csrapproving",
@@ -32,8 +33,11 @@ KCM_NAMES = [
     "serviceaccount",
     "serviceaccount-token",
     "statefulset",
+    "tokencleaner",
     "ttl-after-finished",
 ]
+OFF_BY_DEFAULT = ("bootstrapsigner", "tokencleaner")  # as in kube-controller-manager
+ON_BY_DEFAULT = [n for n in KCM_NAMES if n not in OFF_BY_DEFAULT]
 
 
 def test_registry_lists_the_first_set_with_kube_flags() -> None:
@@ -69,12 +73,14 @@ def test_reading_the_registry_imports_no_controller() -> None:
 @pytest.mark.parametrize(
     ("selection", "expected"),
     [
-        (["*"], KCM_NAMES),
+        (["*"], ON_BY_DEFAULT),
+        (["*", "bootstrapsigner"], sorted([*ON_BY_DEFAULT, "bootstrapsigner"])),
+        (["tokencleaner"], ["tokencleaner"]),
         ([], []),
         (["deployment"], ["deployment"]),
-        (["*", "-podgc", "-job"], [n for n in KCM_NAMES if n not in ("podgc", "job")]),
+        (["*", "-podgc", "-job"], [n for n in ON_BY_DEFAULT if n not in ("podgc", "job")]),
         (["-podgc", "podgc"], []),  # the first entry naming it wins; no '*'
-        (["podgc", "-podgc", "*"], KCM_NAMES),
+        (["podgc", "-podgc", "*"], ON_BY_DEFAULT),
         ([" job ", ""], ["job"]),
     ],
 )
@@ -85,7 +91,7 @@ def test_enabled_controllers(selection: list[str], expected: list[str]) -> None:
 def test_unknown_names_are_all_reported() -> None:
     with pytest.raises(
         ValueError,
-        match=r"unknown controllers 'nope', '-nada'.*known: clusterrole-aggregation, cronjob",
+        match=r"unknown controllers 'nope', '-nada'.*known: bootstrapsigner, clusterrole-agg",
     ):
         enabled_controllers(["*", "nope", "-nada"])
 
