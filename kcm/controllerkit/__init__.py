@@ -36,6 +36,9 @@ pieces. The families:
   :func:`is_approved`/:func:`has_true_condition`, and the kubelet request shapes
   (:func:`kubelet_client_refusal`, :func:`kubelet_serving_refusal`) the CSR signer and approver
   both check.
+* **Pods and their claims**: :func:`ephemeral_claim_name`, :func:`ephemeral_claim_refusal`
+  and the pod→claim index (:func:`add_pod_pvc_index`, :func:`pod_pvc_keys`) of the PVC
+  protection and ephemeral volume controllers.
 * **Bootstrap tokens**: :func:`bootstrap_token_id`, :func:`bootstrap_token_expiration` and
   :func:`secret_text` for the bootstrap signer and the token cleaner.
 * **Small shared answers**: :func:`is_namespace_terminating` (a create refused by a
@@ -114,6 +117,11 @@ from ._pod_ranking import pods_to_delete as pods_to_delete
 from ._pod_ranking import rank_pods_for_deletion as rank_pods_for_deletion
 from ._pod_template import pod_from_template as pod_from_template
 from ._pod_template import pod_name_prefix as pod_name_prefix
+from ._pod_volumes import POD_PVC_INDEX as POD_PVC_INDEX
+from ._pod_volumes import add_pod_pvc_index as add_pod_pvc_index
+from ._pod_volumes import ephemeral_claim_name as ephemeral_claim_name
+from ._pod_volumes import ephemeral_claim_refusal as ephemeral_claim_refusal
+from ._pod_volumes import pod_pvc_keys as pod_pvc_keys
 from ._replica_manager import BURST_REPLICAS as BURST_REPLICAS
 from ._replica_manager import ReplicaKind as ReplicaKind
 from ._replica_manager import ReplicaManager as ReplicaManager
@@ -177,6 +185,7 @@ __all__ = [
     "NO_EXECUTE",
     "NO_SCHEDULE",
     "POD_DELETION_COST_ANNOTATION",
+    "POD_PVC_INDEX",
     "PREFER_NO_SCHEDULE",
     "REPLICA_FAILURE",
     "SAFE_ALPHABET",
@@ -202,6 +211,7 @@ __all__ = [
     "TriggerTimeTracker",
     "UIDTrackingControllerExpectations",
     "add_or_update_toleration",
+    "add_pod_pvc_index",
     "bootstrap_token_expiration",
     "bootstrap_token_id",
     "calculate_replica_status",
@@ -212,6 +222,8 @@ __all__ = [
     "endpoint_key",
     "endpoint_slice_prefix",
     "endpoints_equal_beyond_key",
+    "ephemeral_claim_name",
+    "ephemeral_claim_refusal",
     "equal_revision",
     "find_equal_revisions",
     "find_port",
@@ -240,6 +252,7 @@ __all__ = [
     "pod_from_template",
     "pod_ips_of_family",
     "pod_name_prefix",
+    "pod_pvc_keys",
     "pod_ready_condition",
     "pod_target_ref",
     "pods_to_delete",

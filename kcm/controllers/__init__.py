@@ -367,6 +367,13 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 ),
             ),
             ControllerSpec(
+                "ephemeral-volume",
+                "ephemeralvolume",
+                "Creates the PVC of each generic ephemeral volume of a pod, owned by the pod.",
+                "--concurrent-ephemeralvolume-syncs",
+                5,
+            ),
+            ControllerSpec(
                 "garbagecollector",
                 "garbagecollector",
                 "Deletes objects whose owners are gone (background, foreground, orphan).",
@@ -403,6 +410,20 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                         "terminated pods kept before podgc deletes the oldest (0: never)",
                     ),
                 ),
+            ),
+            ControllerSpec(
+                "pv-protection",
+                "pvprotection",
+                "Keeps the pv-protection finalizer on PVs until they are no longer Bound.",
+                None,
+                1,
+            ),
+            ControllerSpec(
+                "pvc-protection",
+                "pvcprotection",
+                "Keeps the pvc-protection finalizer on PVCs until no pod uses them.",
+                None,
+                1,
             ),
             ControllerSpec(
                 "replicaset",
