@@ -335,7 +335,11 @@ def _run_step(
             path += f"/{step.subresource}"
         _check(client.patch(path, content=json.dumps(step.body), headers=_MERGE))
     elif isinstance(step, Delete):
-        options = {"propagationPolicy": step.propagation} if step.propagation else {}
+        options: dict[str, Any] = (
+            {"propagationPolicy": step.propagation} if step.propagation else {}
+        )
+        if step.grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = step.grace_period_seconds
         path = f"{list_path(step.resource, ns)}/{step.name}"
         _check(client.request("DELETE", path, json=options))
     elif isinstance(step, Kubelet):
