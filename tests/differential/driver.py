@@ -30,7 +30,7 @@ from .scenario import (
     Step,
     Until,
 )
-from .snapshot import RESOURCES, SnapshotNormaliser, list_path, pinned_node
+from .snapshot import CLUSTER_RESOURCES, RESOURCES, SnapshotNormaliser, list_path, pinned_node
 
 __all__ = ["Target", "run_scenario"]
 
@@ -81,6 +81,8 @@ def _path_of(body: dict[str, Any], ns: str) -> str:
     api_version, kind = body["apiVersion"], body["kind"]
     if kind == "Node":
         return "/api/v1/nodes"
+    if kind == "CertificateSigningRequest":
+        return list_path("certificatesigningrequests", ns)
     plural = next(
         (p for p in RESOURCES if p.rstrip("s") == kind.lower() or p == kind.lower() + "s"),
         None,
@@ -280,15 +282,32 @@ def _bind(client: httpx.Client, ns: str, step: Bind) -> None:
         )
 
 
-def _list(client: httpx.Client, ns: str, kinds: tuple[str, ...]) -> dict[str, list[Any]]:
+def _list(
+    client: httpx.Client,
+    ns: str,
+    kinds: tuple[str, ...],
+    cluster_names: frozenset[str] = frozenset(),
+) -> dict[str, list[Any]]:
     listed: dict[str, list[Any]] = {}
     for kind in kinds:
         if kind == "namespace":  # the scenario's namespace itself, or nothing once it is gone
             response = client.get(f"/api/v1/namespaces/{ns}")
             listed[kind] = [_check(response)] if response.status_code != 404 else []
+        elif kind in CLUSTER_RESOURCES:  # only what the scenario created
+            items = _check(client.get(list_path(kind, ns)))["items"]
+            listed[kind] = [o for o in items if o["metadata"]["name"] in cluster_names]
         else:
             listed[kind] = _check(client.get(list_path(kind, ns)))["items"]
     return listed
+
+
+def _cluster_objects(scenario: Scenario) -> list[tuple[str, str]]:
+    """(plural, name) of the cluster-scoped objects (other than nodes) the scenario creates."""
+    found = []
+    for step in scenario.steps:
+        if isinstance(step, Create) and step.body["kind"] == "CertificateSigningRequest":
+            found.append(("certificatesigningrequests", step.body["metadata"]["name"]))
+    return found
 
 
 def _settle(
@@ -305,7 +324,8 @@ def _settle(
     stable_since = time.monotonic()
     while True:
         nodes.renew_if_due()
-        snapshot = norm.snapshot(_list(client, ns, scenario.kinds))
+        names = frozenset(name for _, name in _cluster_objects(scenario))
+        snapshot = norm.snapshot(_list(client, ns, scenario.kinds, names))
         text = json.dumps(snapshot, sort_keys=True)
         now = time.monotonic()
         if text != last:
@@ -394,4 +414,6 @@ def run_scenario(target: Target, scenario: Scenario, suffix: str = "") -> list[d
                     snapshots.append(snapshot)
         finally:
             nodes.delete_all(ns)
+            for plural, name in _cluster_objects(scenario):
+                client.delete(f"{list_path(plural, ns)}/{name}")
     return snapshots

@@ -19,6 +19,7 @@ from anyio.from_thread import start_blocking_portal
 from kcm.apiserver import ApiServer
 from tests.e2e.e2e_harness import kcm_process
 
+from .certificates import SIGNING_CA_CERT, SIGNING_CA_KEY
 from .driver import Target
 
 __all__ = ["kcm_on_embedded_server"]
@@ -38,6 +39,9 @@ def kcm_on_embedded_server(tmp: Path) -> Iterator[Target]:
                 "--leader-elect=false",
                 f"--secure-port={port}",
                 "--controllers=*",
+                # the CA the Go kube-controller-manager is recorded with (README.md)
+                f"--cluster-signing-cert-file={SIGNING_CA_CERT}",
+                f"--cluster-signing-key-file={SIGNING_CA_KEY}",
             ]
             metrics = f"http://127.0.0.1:{port}/metrics"
             with kcm_process(args, tmp / "kcm.log"):

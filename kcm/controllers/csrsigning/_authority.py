@@ -1,6 +1,7 @@
 """A signing CA (certificate and private key from PEM files) and kube's permissive signing
-policy (``pkg/controller/certificates/authority``): the request's subject, names and key; the
-requested usages; backdated five minutes; never past the CA's own expiry."""
+policy (``pkg/controller/certificates/authority``): the request's subject (in Go's attribute
+order), names and key; the requested usages; backdated five minutes; never past the CA's own
+expiry."""
 
 from __future__ import annotations
 
@@ -13,11 +14,18 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID, ObjectIdentifier
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID, ObjectIdentifier
 
 from kcm.errors import ConfigError
 
-__all__ = ["BACKDATE", "SHORT", "CertificateAuthority", "SigningError", "key_usages"]
+__all__ = [
+    "BACKDATE",
+    "SHORT",
+    "CertificateAuthority",
+    "SigningError",
+    "go_subject",
+    "key_usages",
+]
 
 BACKDATE = timedelta(minutes=5)
 """How far before now a certificate starts (clock skew between hosts)."""
@@ -53,6 +61,19 @@ _EXT_KEY_USAGES: dict[str, tuple[int, ObjectIdentifier]] = {
     "netscape sgc": (11, ObjectIdentifier("2.16.840.1.113730.4.1")),
 }
 _SERIAL_LIMIT = 1 << 128
+# Go's pkix.Name.ToRDNSequence order; a certificate's subject is rebuilt from these (other
+# attribute types of the request are not carried over, as Go's template does not carry them).
+_SUBJECT_ORDER = (
+    NameOID.COUNTRY_NAME,
+    NameOID.ORGANIZATION_NAME,
+    NameOID.ORGANIZATIONAL_UNIT_NAME,
+    NameOID.LOCALITY_NAME,
+    NameOID.STATE_OR_PROVINCE_NAME,
+    NameOID.STREET_ADDRESS,
+    NameOID.POSTAL_CODE,
+    NameOID.SERIAL_NUMBER,
+    NameOID.COMMON_NAME,
+)
 
 
 class SigningError(Exception):
@@ -85,6 +106,20 @@ def key_usages(usages: Sequence[str]) -> tuple[x509.KeyUsage | None, list[Object
             **{name: name in bits for name in sorted(set(_KEY_USAGES.values()))}
         )
     return key_usage, sorted(extended, key=lambda oid: extended[oid])
+
+
+def go_subject(subject: x509.Name) -> x509.Name:
+    """``subject`` as Go writes a certificate's subject from a request's (``pkix.Name``):
+    country, organization, unit, locality, province, street, postal code, serial number, then
+    common name; the values of one type in one RDN."""
+    rdns = []
+    for oid in _SUBJECT_ORDER:
+        values = subject.get_attributes_for_oid(oid)
+        if oid in (NameOID.SERIAL_NUMBER, NameOID.COMMON_NAME):
+            values = values[-1:]  # Go keeps one of these, the last
+        if values:
+            rdns.append(x509.RelativeDistinguishedName(values))
+    return x509.Name(rdns)
 
 
 def _hash_for(key: object) -> hashes.HashAlgorithm | None:
@@ -180,7 +215,7 @@ class CertificateAuthority:
             )
         builder = (
             x509.CertificateBuilder()
-            .subject_name(request.subject)
+            .subject_name(go_subject(request.subject))
             .issuer_name(self.certificate.subject)
             .public_key(request.public_key())
             .serial_number(secrets.randbelow(_SERIAL_LIMIT) or 1)

@@ -11,7 +11,7 @@ approver) sets Approved/Denied conditions only. Conditions get their ``lastUpdat
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from ..._field_errors import Cause
 from ..._names import path_segment
@@ -114,6 +114,9 @@ class _Approval(Subresource):
 
 class CertificateSigningRequestStrategy(Strategy):
     """kube-apiserver's ``pkg/registry/certificates/certificates``."""
+
+    status_zero: ClassVar[Obj | None] = {}
+    """Go writes the empty status struct: a new request has ``status: {}``."""
 
     @staticmethod
     def name_rule(name: str) -> list[str]:
