@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import generate_models as models_gen
 import generate_protobuf_messages as go_types
+from _checked_in import write_or_check
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "kcm" / "apiserver" / "_openapi" / "v2.json"
@@ -86,16 +87,6 @@ def _go_dir(module: str) -> str:
     return f"{_GROUP_DIRS.get(prefix, prefix)}/{version}"
 
 
-_EXTRA_SOURCES = {
-    "apiextensions/v1": (
-        "staging/src/k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1",
-        ("types.go", "types_jsonschema.go"),
-    ),
-    "apiregistration/v1": (
-        "staging/src/k8s.io/kube-aggregator/pkg/apis/apiregistration/v1",
-        ("types.go",),
-    ),
-}
 _FIELD_LINE = re.compile(r"^(?:(\w+)\s+)?([\w.*\[\]]+)\s+`([^`]*)`")
 
 
@@ -156,7 +147,7 @@ def _go_facts(git_dir: str, ref: str) -> dict[str, dict[str, dict[str, GoField]]
     listing = go_types._git(git_dir, "ls-tree", "-r", "--name-only", ref, go_types.API).split()
     sources: dict[str, tuple[str, tuple[str, ...]]] = {
         "meta/v1": (go_types.META, go_types._META_FILES),
-        **_EXTRA_SOURCES,
+        **go_types.EXTRA_SOURCES,
     }
     for path in listing:
         if path.endswith("/types.go"):
@@ -317,14 +308,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args(argv)
     text = json.dumps(generate(args.k8s_git_dir, args.ref), indent=1, ensure_ascii=False) + "\n"
-    if args.check:
-        if OUT.read_text() != text:
-            print(f"{OUT} is out of date", file=sys.stderr)
-            return 1
-        return 0
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(text)
-    return 0
+    return write_or_check(
+        OUT,
+        text,
+        check=args.check,
+        regenerate="python scripts/generate_openapi.py --k8s-git-dir DIR",
+    )
 
 
 if __name__ == "__main__":

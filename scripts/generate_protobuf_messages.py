@@ -22,11 +22,26 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _checked_in import write_or_check
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "kcm" / "apiserver" / "_protobuf_messages.py"
 API = "staging/src/k8s.io/api"
 META = "staging/src/k8s.io/apimachinery/pkg/apis/meta/v1"
 _META_FILES = ("types.go", "group_version.go")
+EXTRA_SOURCES = {
+    "apiextensions/v1": (
+        "staging/src/k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1",
+        ("types.go", "types_jsonschema.go"),
+    ),
+    "apiregistration/v1": (
+        "staging/src/k8s.io/kube-aggregator/pkg/apis/apiregistration/v1",
+        ("types.go",),
+    ),
+}
+"""API types outside ``staging/src/k8s.io/api``: package key -> (directory, files)."""
 
 # Go import path -> the key prefix of its messages
 _PACKAGES = {
@@ -245,13 +260,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args(argv)
     text = generate(args.k8s_git_dir, args.ref)
-    if args.check:
-        if OUT.read_text() != text:
-            print(f"{OUT} is out of date", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text)
-    return 0
+    return write_or_check(
+        OUT,
+        text,
+        check=args.check,
+        regenerate="python scripts/generate_protobuf_messages.py --k8s-git-dir DIR",
+    )
 
 
 if __name__ == "__main__":

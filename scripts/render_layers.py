@@ -16,6 +16,10 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _checked_in import write_or_check
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "architecture.md"
 BEGIN, END = "<!-- contracts:begin -->", "<!-- contracts:end -->"
@@ -66,13 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     text = DOC.read_text()
     start, end = text.index(BEGIN), text.index(END) + len(END)
     updated = text[:start] + render() + text[end:]
-    if args.check:
-        if updated != text:
-            print(f"{DOC} is out of date: run python scripts/render_layers.py", file=sys.stderr)
-            return 1
-        return 0
-    DOC.write_text(updated)
-    return 0
+    return write_or_check(
+        DOC, updated, check=args.check, regenerate="python scripts/render_layers.py"
+    )
 
 
 if __name__ == "__main__":

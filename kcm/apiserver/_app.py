@@ -58,6 +58,7 @@ _PATCH_TYPES = (
 )
 _TEXT = b"text/plain; charset=utf-8"
 _TOO_MANY = b"Too many requests, please try again later.\n"
+_RETRY_HEADERS = {"Retry-After": "1", "X-Content-Type-Options": "nosniff"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,26 +137,19 @@ class App:
         if scope["type"] != "http":
             return
         self.requests += 1
-        method = scope["method"]
         watch = b"watch" in scope["query_string"]  # parse the query only when it may matter
-        if long_running(method, _segments(scope), _params(scope) if watch else {}):
-            await self._serve_http(scope, receive, raw_send)
-        elif not self.inflight.try_acquire(method):
-            await respond(
-                raw_send,
-                429,
-                _TOO_MANY,
-                {"Retry-After": "1", "X-Content-Type-Options": "nosniff"},
-                content_type=_TEXT,
-            )
-        else:
-            try:
-                await self._serve_http(scope, receive, raw_send)
-            finally:
-                self.inflight.release(method)
+        limited = not long_running(
+            scope["method"], _segments(scope), _params(scope) if watch else {}
+        )
+        await self._serve_http(scope, receive, raw_send, limited=limited)
 
-    async def _serve_http(self, scope: Scope, receive: Receive, raw_send: Send) -> None:
-        """One HTTP request, past the in-flight limit: errors become a Status (a bug a 500)."""
+    async def _serve_http(
+        self, scope: Scope, receive: Receive, raw_send: Send, *, limited: bool
+    ) -> None:
+        """One HTTP request through kube-apiserver's filters, in their order: authentication
+        (401) and impersonation, then the in-flight limit (429; ``limited`` is False for a
+        long-running request), then authorization (403), then the handler. Errors become a
+        Status (a bug a 500)."""
         started = False
 
         async def send(message: MutableMapping[str, Any]) -> None:
@@ -166,12 +160,20 @@ class App:
 
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         user_agent = headers.get("user-agent", "")
-        await self.faults.gate(user_agent)
+        method = scope["method"]
+        slot = False
         try:
             try:
-                who = self._admit(scope, headers)
+                who = self._authenticate(headers)
+                if limited and not self._exempt(who):
+                    if not self.inflight.try_acquire(method):
+                        await respond(send, 429, _TOO_MANY, _RETRY_HEADERS, content_type=_TEXT)
+                        return
+                    slot = True
+                await self.faults.gate(user_agent)  # a held request keeps its slot
+                self._authorize(scope, who)
             except StatusError:
-                await _discard_body(scope["method"], receive)
+                await _discard_body(method, receive)
                 raise
             await self._dispatch(scope, receive, send, headers, user_agent, who)
         except StatusError as exc:
@@ -185,6 +187,15 @@ class App:
             if not started:
                 err = StatusError(500, "InternalError", f"Internal error occurred: {exc}")
                 await respond(send, 500, _encode(err.to_status()))
+        finally:
+            if slot:
+                self.inflight.release(method)
+
+    def _exempt(self, who: Requester) -> bool:
+        """``system:masters`` is never refused for load (kube's max-in-flight filter), but only
+        when it authenticated as such: on a server that authenticates nobody every caller is
+        the administrator, and the limit must still protect it from one runaway client."""
+        return self.authenticator.enabled and who.privileged
 
     async def _websocket(self, scope: Scope, send: Send) -> None:
         """A websocket upgrade (``kubectl exec``'s first try) is served as the GET it is; kcm
@@ -202,26 +213,27 @@ class App:
 
         await self({**scope, "type": "http", "method": "GET"}, receive, as_websocket)
 
-    def _admit(self, scope: Scope, headers: dict[str, str]) -> Requester:
-        """Whom the request acts as (401 when it does not authenticate; 403 when it may not
-        impersonate whom it asks to, or may not do what it asks); an injected failure when
-        one is due.
+    def _authenticate(self, headers: dict[str, str]) -> Requester:
+        """Whom the request acts as: 401 when it does not authenticate, 403 when it may not
+        impersonate whom it asks to."""
+        caller = self.authenticator.authenticate(headers, self.store)
+        if self.authenticator.enabled and "impersonate-user" in headers:
+            check_impersonation(self.store, caller, headers)
+        return Requester.from_headers(headers, caller)
+
+    def _authorize(self, scope: Scope, who: Requester) -> None:
+        """403 when ``who`` may not do what the request asks; an injected failure when one is
+        due.
 
         A server that authenticates nobody authorizes everything (its callers are all its
         administrator); otherwise RBAC decides, as kube-apiserver's ``--authorization-mode=RBAC``.
         """
-        caller = self.authenticator.authenticate(headers, self.store)
-        enforcing = self.authenticator.enabled
-        if enforcing and "impersonate-user" in headers:
-            check_impersonation(self.store, caller, headers)
-        who = Requester.from_headers(headers, caller)
-        if enforcing:
+        if self.authenticator.enabled:
             params = parse_qs(scope["query_string"].decode(), keep_blank_values=True)
             check(self.store, who, request_attributes(scope["method"], scope["path"], params))
         failure = self.faults.take_failure()
         if failure is not None:
             raise failure
-        return who
 
     # -- routing ---------------------------------------------------------------------------
 

@@ -13,7 +13,8 @@ pieces. The families:
 * **Pods**: predicates (:func:`is_pod_active`, :func:`is_pod_ready`, :func:`is_pod_available`),
   pods from an owner's template (:func:`pod_from_template`, :func:`pod_name_prefix`), the
   scale-down order (:func:`rank_pods_for_deletion`, :func:`pods_to_delete`,
-  ``pod-deletion-cost``), and :func:`slow_start_batch` for creating many.
+  ``pod-deletion-cost``), :func:`slow_start_batch` for creating many and :func:`delete_pods`
+  for deleting them with expectations and events.
 * **Keeping N pods of an owner**: :class:`ReplicaManager` over a :class:`ReplicaKind` (the
   ReplicaSet and ReplicationController controllers, or your own kind) and its status
   (:func:`calculate_replica_status`).
@@ -99,6 +100,8 @@ from ._node_affinity import NODE_NAME_FIELD as NODE_NAME_FIELD
 from ._node_affinity import node_selector_matches as node_selector_matches
 from ._node_affinity import node_selector_term_matches as node_selector_term_matches
 from ._node_affinity import required_node_affinity_matches as required_node_affinity_matches
+from ._pod_deletion import PodDeletions as PodDeletions
+from ._pod_deletion import delete_pods as delete_pods
 from ._pod_endpoints import find_port as find_port
 from ._pod_endpoints import is_ipv6 as is_ipv6
 from ._pod_endpoints import is_pod_finished as is_pod_finished
@@ -205,6 +208,7 @@ __all__ = [
     "EndpointSliceTracker",
     "History",
     "LabelMatcher",
+    "PodDeletions",
     "ReplicaKind",
     "ReplicaManager",
     "StaleInformerCache",
@@ -218,6 +222,7 @@ __all__ = [
     "compare_pods_for_deletion",
     "compute_template_hash",
     "controller_revision_name",
+    "delete_pods",
     "desired_replicas",
     "endpoint_key",
     "endpoint_slice_prefix",

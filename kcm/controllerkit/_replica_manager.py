@@ -27,7 +27,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.errors import KcmError, NotFound
+from kcm.errors import KcmError
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key
 from kcm.models.core_v1 import Pod
@@ -47,6 +47,7 @@ from kcm.workqueue import default_controller_rate_limiter
 from ._controller_ref_manager import ControllerRefManager, recheck_deletion_timestamp
 from ._expectations import UIDTrackingControllerExpectations
 from ._namespaces import is_namespace_terminating
+from ._pod_deletion import delete_pods
 from ._pod_predicates import is_pod_active
 from ._pod_ranking import pods_to_delete
 from ._pod_template import pod_from_template
@@ -314,30 +315,17 @@ class ReplicaManager(Generic[W]):
     ) -> Exception | None:
         victims = pods_to_delete(pods, self._related_pods(owner), count, now=self._clock.now())
         self.expectations.expect_deletions(key, [object_key(p) for p in victims])
-        api = self._client.api(Pod, key.namespace)
-        errors: list[Exception] = []
-
-        async def delete(pod: Pod) -> None:
-            name = str(pod.metadata.name)
-            try:
-                await api.delete(name)
-            except NotFound:
-                self.expectations.deletion_observed(key, object_key(pod))
-                deleted.add(pod.metadata.uid or "")
-                return
-            except KcmError as exc:
-                self.expectations.deletion_observed(key, object_key(pod))
-                self._recorder.event(owner, "Warning", "FailedDelete", f"Error deleting: {exc}")
-                errors.append(exc)
-                return
-            deleted.add(pod.metadata.uid or "")
-            logger.debug("%s %s deleted pod %s", self.kind.kind, key, name)
-            self._recorder.event(owner, "Normal", "SuccessfulDelete", f"Deleted pod: {name}")
-
-        async with anyio.create_task_group() as tg:
-            for pod in victims:
-                tg.start_soon(delete, pod)
-        return errors[0] if errors else None
+        result = await delete_pods(
+            self._client,
+            key.namespace,
+            victims,
+            owner=owner,
+            key=key,
+            expectations=self.expectations,
+            recorder=self._recorder,
+        )
+        deleted |= result.deleted
+        return result.errors[0] if result.errors else None
 
     def _related_pods(self, owner: W) -> list[Pod]:
         """Pods of every owner sharing our controller (old and new ReplicaSets of one

@@ -242,19 +242,29 @@ def test_rbac_rule_matching(rules: list[dict[str, Any]], asked: Attributes, allo
     assert authorize(store, JANE, asked)[0] is allowed
 
 
-def test_subjects_users_groups_and_service_accounts() -> None:
-    robot = Requester.service_account("ns", "robot").authenticated()
-    for subject, who, allowed in [
+ROBOT = Requester.service_account("ns", "robot").authenticated()
+
+
+@pytest.mark.parametrize(
+    ("subject", "who", "allowed"),
+    [
         ({"kind": "Group", "name": "dev"}, JANE, True),
         ({"kind": "Group", "name": "system:authenticated"}, JANE, True),
         ({"kind": "Group", "name": "ops"}, JANE, False),
         ({"kind": "User", "name": "Jane"}, JANE, False),  # names are case-sensitive
-        ({"kind": "ServiceAccount", "name": "robot", "namespace": "ns"}, robot, True),
-        ({"kind": "ServiceAccount", "name": "robot", "namespace": "other"}, robot, False),
-        ({"kind": "Group", "name": "system:serviceaccounts:ns"}, robot, True),
-    ]:
-        store = _cluster_grant(POD_READER, subject)
-        assert authorize(store, who, res("get", "pods", ns="x"))[0] is allowed, subject
+        ({"kind": "ServiceAccount", "name": "robot", "namespace": "ns"}, ROBOT, True),
+        ({"kind": "ServiceAccount", "name": "robot", "namespace": "other"}, ROBOT, False),
+        ({"kind": "Group", "name": "system:serviceaccounts:ns"}, ROBOT, True),
+    ],
+    ids=lambda v: (
+        f"{v['kind']}:{v['name']}:{v.get('namespace', '')}" if isinstance(v, dict) else None
+    ),
+)
+def test_subjects_users_groups_and_service_accounts(
+    subject: dict[str, str], who: Requester, allowed: bool
+) -> None:
+    store = _cluster_grant(POD_READER, subject)
+    assert authorize(store, who, res("get", "pods", ns="x"))[0] is allowed
 
 
 def test_a_role_binding_grants_only_in_its_namespace() -> None:

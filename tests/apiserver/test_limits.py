@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import MutableMapping
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -429,6 +430,53 @@ async def test_too_many_requests_in_flight_get_429_at_once() -> None:
             assert w.status_code == 200
         server.faults.heal()
     assert answers == {"write": 201, "read": 200}
+
+
+_TOKENS = "admintoken,admin,admin-uid,system:masters\njanetoken,jane,jane-uid,dev\n"
+
+
+def _bearer(token: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"}
+
+
+async def test_in_flight_limit_comes_after_authentication_and_spares_system_masters(
+    tmp_path: Path,
+) -> None:
+    """kube-apiserver's filter order: a caller it cannot identify is 401 even when the server
+    is full, ``system:masters`` is never refused for load, and authorization (403) comes
+    after the limit."""
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text(_TOKENS)
+    limits = Limits(max_requests_inflight=1, max_mutating_requests_inflight=1)
+    async with (
+        ApiServer(token_auth_file=tokens, limits=limits) as server,
+        httpx.AsyncClient(base_url=server.url) as http,
+        anyio.create_task_group() as tg,
+    ):
+        answers: dict[str, int] = {}
+
+        async def held(name: str, method: str, body: Any = None) -> None:
+            headers = {"user-agent": "held", **_bearer("janetoken")}
+            r = await http.request(method, CMS, headers=headers, json=body)
+            answers[name] = r.status_code
+
+        server.faults.partition("held")
+        tg.start_soon(held, "write", "POST", _cm("a"))
+        tg.start_soon(held, "read", "GET")
+        with anyio.fail_after(10):
+            await server.faults.wait_held(2)
+        assert (server.app.inflight.reading, server.app.inflight.mutating) == (1, 1)
+        jane = _bearer("janetoken")
+        assert (await http.get(CMS, headers=jane)).status_code == 429
+        assert (await http.post(CMS, headers=jane, json=_cm("b"))).status_code == 429
+        for headers in ({}, _bearer("nosuchtoken")):
+            assert (await http.get(CMS, headers=headers)).status_code == 401
+        admin = _bearer("admintoken")
+        assert (await http.post(CMS, headers=admin, json=_cm("c"))).status_code == 201
+        assert (await http.get(CMS, headers=admin)).status_code == 200
+        server.faults.heal()
+    assert answers == {"write": 403, "read": 403}
+    assert (server.app.inflight.reading, server.app.inflight.mutating) == (0, 0)
 
 
 async def test_in_flight_slots_are_given_back_after_errors() -> None:

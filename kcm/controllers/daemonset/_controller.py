@@ -35,6 +35,7 @@ from kcm.controllerkit import (
     ControllerRefManager,
     UIDTrackingControllerExpectations,
     compute_template_hash,
+    delete_pods,
     is_namespace_terminating,
     is_pod_available,
     is_pod_ready,
@@ -42,7 +43,7 @@ from kcm.controllerkit import (
     recheck_deletion_timestamp,
     slow_start_batch,
 )
-from kcm.errors import AlreadyExists, Conflict, KcmError, NotFound
+from kcm.errors import AlreadyExists, Conflict, KcmError
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key, resource_info_for
 from kcm.models.apps_v1 import ControllerRevision, DaemonSet, DaemonSetStatus
@@ -432,27 +433,16 @@ class DaemonSetController:
         return errors
 
     async def _delete_pods(self, ds: DaemonSet, key: ObjectKey, pods: list[Pod]) -> list[Exception]:
-        api = self._client.api(Pod, key.namespace)
-        errors: list[Exception] = []
-
-        async def delete(pod: Pod) -> None:
-            name = str(pod.metadata.name)
-            try:
-                await api.delete(name)
-            except NotFound:
-                self.expectations.deletion_observed(key, object_key(pod))
-                return
-            except KcmError as exc:
-                self.expectations.deletion_observed(key, object_key(pod))
-                self._recorder.event(ds, "Warning", "FailedDelete", f"Error deleting: {exc}")
-                errors.append(exc)
-                return
-            self._recorder.event(ds, "Normal", "SuccessfulDelete", f"Deleted pod: {name}")
-
-        async with anyio.create_task_group() as tg:
-            for pod in pods:
-                tg.start_soon(delete, pod)
-        return errors
+        result = await delete_pods(
+            self._client,
+            key.namespace,
+            pods,
+            owner=ds,
+            key=key,
+            expectations=self.expectations,
+            recorder=self._recorder,
+        )
+        return result.errors
 
     # -- rolling update ------------------------------------------------------------------------
 

@@ -42,6 +42,7 @@ from kcm.models.core_v1 import (
 from kcm.models.meta_v1 import LabelSelector, ObjectMeta
 from kcm.testing import FakeClock, FakeRecorder, client_config_for
 from tests.helpers.controller_quiesce import quiesce
+from tests.helpers.controller_stop import stop_controllers
 
 NS = "default"
 LABELS = {"app": "agent"}
@@ -267,9 +268,4 @@ async def running(*nodes: Node, **controller_kwargs: Any) -> AsyncIterator[Env]:
             try:
                 yield env
             finally:
-                tg.cancel_scope.cancel()
-                with anyio.CancelScope(shield=True), anyio.fail_after(10):
-                    while not stopped.is_set():
-                        if not controller.controller.queue.processing:
-                            controller.controller.queue.shut_down()
-                        await anyio.sleep(0.01)
+                await stop_controllers(tg.cancel_scope, stopped)

@@ -22,6 +22,7 @@ from kcm.models.meta_v1 import LabelSelector, ObjectMeta, OwnerReference
 from kcm.models.policy_v1 import PodDisruptionBudget, PodDisruptionBudgetSpec
 from kcm.testing import FakeClock, FakeRecorder, client_config_for
 from tests.helpers.controller_quiesce import quiesce
+from tests.helpers.controller_stop import stop_controllers
 
 NS = "default"
 
@@ -193,9 +194,4 @@ async def running() -> AsyncIterator[Env]:
             try:
                 yield env
             finally:
-                tg.cancel_scope.cancel()
-                with anyio.CancelScope(shield=True), anyio.fail_after(10):
-                    while not stopped.is_set():
-                        if not controller.controller.queue.processing:
-                            controller.controller.queue.shut_down()
-                        await anyio.sleep(0.01)
+                await stop_controllers(tg.cancel_scope, stopped)

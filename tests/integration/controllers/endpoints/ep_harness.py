@@ -32,6 +32,7 @@ from kcm.models.discovery_v1 import EndpointSlice
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.testing import FakeClock, FakeRecorder, client_config_for
 from tests.helpers.controller_quiesce import quiesce
+from tests.helpers.controller_stop import stop_controllers
 
 NS = "default"
 
@@ -193,16 +194,7 @@ async def running(
             try:
                 yield env
             finally:
-                tg.cancel_scope.cancel()
-                # In-flight reconciles get a grace period on the fake clock; once none is in
-                # flight, shutting the queue down ends the drain without moving time.
-                with anyio.CancelScope(shield=True), anyio.fail_after(10):
-                    while not all(done.is_set() for done in stopped):
-                        for runnable, done in zip(built, stopped, strict=True):
-                            queue = runnable.controller.queue
-                            if not done.is_set() and not queue.processing:
-                                queue.shut_down()
-                        await anyio.sleep(0.01)
+                await stop_controllers(tg.cancel_scope, *stopped)
 
 
 def dual_stack(monkeypatch: Any) -> None:

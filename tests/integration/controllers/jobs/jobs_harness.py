@@ -22,6 +22,7 @@ from kcm.models.core_v1 import Container, Pod, PodSpec, PodTemplateSpec
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.testing import FakeClock, FakeRecorder, client_config_for
 from tests.helpers.controller_quiesce import quiesce
+from tests.helpers.controller_stop import stop_controllers
 
 NS = "default"
 
@@ -142,16 +143,7 @@ async def started(env: Env, *makers: Maker) -> AsyncIterator[list[Any]]:
         try:
             yield built
         finally:
-            tg.cancel_scope.cancel()
-            # In-flight reconciles get a grace period on the (fake) clock; once none is in
-            # flight, shutting the queue down ends the drain without moving time.
-            with anyio.CancelScope(shield=True), anyio.fail_after(10):
-                while not all(done.is_set() for done in stopped):
-                    for runnable, done in zip(built, stopped, strict=True):
-                        queue = runnable.controller.queue
-                        if not done.is_set() and not queue.processing:
-                            queue.shut_down()
-                    await anyio.sleep(0.01)
+            await stop_controllers(tg.cancel_scope, *stopped)
 
 
 @asynccontextmanager

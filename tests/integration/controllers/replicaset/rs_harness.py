@@ -27,6 +27,7 @@ from kcm.models.core_v1 import Container, Pod, PodSpec, PodTemplateSpec
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.testing import FakeClock, FakeRecorder, client_config_for
 from tests.helpers.controller_quiesce import quiesce
+from tests.helpers.controller_stop import stop_controllers
 from tests.helpers.held_stream import HeldStream
 
 NS = "default"
@@ -196,24 +197,8 @@ async def running(
                 clock if isinstance(clock, FakeClock) else None,
             )
         finally:
-            await _stop(controller.manager.controller.queue, scope, stopped)
+            await stop_controllers(scope, stopped)
             tg.cancel_scope.cancel()
-
-
-async def _stop(queue: Any, scope: anyio.CancelScope, stopped: anyio.Event) -> None:
-    """Stop the controller, ending its drain wait by hand.
-
-    Works around a work-queue bug: ``done()`` of a key that was re-added while it was being
-    processed does not wake ``shut_down_with_drain``, so cancelling the controller right then
-    waits out the whole graceful-shutdown timeout (30 s, or for ever on a FakeClock).
-    ``shut_down()`` ends such a wait; in-flight reconciles still finish first.
-    """
-    scope.cancel()
-    with anyio.CancelScope(shield=True), anyio.fail_after(10):
-        while not stopped.is_set():
-            if not queue.processing:
-                queue.shut_down()
-            await anyio.sleep(0.01)
 
 
 async def set_ready(api: Api[Pod], name: str, *, at: datetime, ready: bool = True) -> Pod:

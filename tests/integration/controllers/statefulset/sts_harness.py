@@ -36,6 +36,7 @@ from kcm.models.core_v1 import (
 from kcm.models.meta_v1 import LabelSelector, ObjectMeta
 from kcm.testing import FakeClock, FakeRecorder, client_config_for
 from tests.helpers.controller_quiesce import quiesce
+from tests.helpers.controller_stop import stop_controllers
 
 NS = "default"
 LABELS = {"app": "web"}
@@ -283,10 +284,5 @@ async def running(server: ApiServer, **kwargs: Any) -> AsyncIterator[Cluster]:
         try:
             yield Cluster(user, controller, recorder, tap, factory, clock)
         finally:
-            scope.cancel()
-            with anyio.CancelScope(shield=True), anyio.fail_after(10):
-                while not stopped.is_set():
-                    if not controller.controller.queue.processing:
-                        controller.controller.queue.shut_down()
-                    await anyio.sleep(0.01)
+            await stop_controllers(scope, stopped)
             tg.cancel_scope.cancel()

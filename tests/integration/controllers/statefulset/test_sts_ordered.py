@@ -9,6 +9,7 @@ import pytest
 
 from kcm.apiserver import ApiServer
 from kcm.controllers.statefulset import POD_NAME_LABEL, REVISION_LABEL
+from kcm.models import to_dict
 from kcm.models.core_v1 import Pod
 from tests.integration.controllers.statefulset.sts_harness import make_set, running
 
@@ -175,3 +176,22 @@ async def test_sts_min_ready_seconds_holds_the_next_pod_until_available(
         status = (await c.get()).status
         assert status is not None
         assert status.available_replicas == 1
+
+
+async def test_sts_acts_at_once_after_a_status_write_that_changed_nothing(
+    api_server: ApiServer,
+) -> None:
+    """A status write the server finds changes nothing comes back with the resourceVersion it
+    was based on (kube-apiserver does not bump it): the controller must not then hold the next
+    sync waiting for its cache to show a newer version, which never comes (it would recreate
+    the pod only after ``STALE_CACHE_MAX_WAIT``)."""
+    async with running(api_server) as c:
+        await c.create(make_set(replicas=1))
+        await c.roll_out()
+        unchanged = to_dict(await c.get())
+        c.tap.fail[("PATCH", "/statefulsets/web/status")] = (200, unchanged)
+        await c.make_ready("web-0", ready=False)  # a status to write; the server "keeps" it
+        assert ("PATCH", "/statefulsets/web/status") not in c.tap.fail  # the answer was used
+        await c.delete_pod("web-0")  # no time passes on the fake clock
+        assert await c.pod_names() == ["web-0"]
+        assert c.tap.pod_writes("POST") == ["pods", "pods"]  # created, then created again
