@@ -5,6 +5,9 @@ kcm client, the official ``kubernetes`` client and ``kubectl`` work against it u
 See docs/apiserver.md for what it implements and how it differs from kube-apiserver.
 """
 
+from ._admission import DEFAULT_PLUGINS as DEFAULT_ADMISSION_PLUGINS
+from ._admission import AdmissionConfigError as AdmissionConfigError
+from ._admission import enabled_plugins as enabled_admission_plugins
 from ._data_dir import DataDirLock as DataDirLock
 from ._data_dir import DataDirLocked as DataDirLocked
 from ._encryption import EncryptionConfigError as EncryptionConfigError
@@ -14,6 +17,8 @@ from ._limits import Limits as Limits
 from ._server import ApiServer as ApiServer
 
 __all__ = [
+    "DEFAULT_ADMISSION_PLUGINS",
+    "AdmissionConfigError",
     "ApiServer",
     "DataDirLock",
     "DataDirLocked",
@@ -21,4 +26,5 @@ __all__ = [
     "EncryptionError",
     "Faults",
     "Limits",
+    "enabled_admission_plugins",
 ]

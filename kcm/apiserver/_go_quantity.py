@@ -4,13 +4,16 @@ A quantity is parsed from its JSON string or number (``"0.5Gi"``, ``3``) and wri
 canonical form, keeping its format: ``2000m`` -> ``2``, ``0.5Gi`` -> ``512Mi``, ``1e3`` stays
 ``1e3``; a value already canonical is written exactly as sent. One that does not parse is
 refused with Go's message (``quantities must match the regular expression ...``).
-``kcm.models`` does the arithmetic of quantities; this is the server's exact wire form.
+``kcm.models`` does the arithmetic of quantities; this is the server's exact wire form (the
+printing is ``kcm.quota``'s, which quota's usage texts share).
 """
 
 from __future__ import annotations
 
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
+from decimal import ROUND_CEILING, Decimal, localcontext
 from typing import Final
+
+from kcm.quota import go_quantity_text
 
 __all__ = ["QuantityError", "canonical_quantity"]
 
@@ -141,10 +144,10 @@ def canonical_quantity(text: str, *, milli: bool = False) -> str:
         if fast is not None:
             kept, magnitude = fast
             if milli and _finer_than_milli(magnitude):
-                return _canonical(_milli(magnitude, positive), fmt)
+                return go_quantity_text(_milli(magnitude, positive), fmt)
             if kept:
                 return text
-            return _canonical(magnitude if positive else -magnitude, fmt)
+            return go_quantity_text(magnitude if positive else -magnitude, fmt)
         try:
             amount = abs(Decimal(value))
         except ArithmeticError:
@@ -157,8 +160,8 @@ def canonical_quantity(text: str, *, milli: bool = False) -> str:
         if fmt == "BinarySI" and 0 < amount < 1:
             fmt = "DecimalSI"
         if milli and _finer_than_milli(amount):
-            return _canonical(_milli(amount, positive), fmt)
-        return _canonical(amount if positive else -amount, fmt)
+            return go_quantity_text(_milli(amount, positive), fmt)
+        return go_quantity_text(amount if positive else -amount, fmt)
 
 
 def _finer_than_milli(magnitude: Decimal) -> bool:
@@ -169,38 +172,3 @@ def _milli(magnitude: Decimal, positive: bool) -> Decimal:
     """Rounded up to thousandths (``Quantity.RoundUp(-3)``: away from zero)."""
     rounded = magnitude.quantize(Decimal("1e-3"), rounding=ROUND_CEILING)
     return rounded if positive else -rounded
-
-
-def _canonical(amount: Decimal, fmt: str) -> str:
-    """Go's ``CanonicalizeBytes``: base 1024 for BinarySI whole numbers of at least 1024,
-    else a mantissa with an exponent that is a multiple of three."""
-    if amount == 0:
-        return "0"
-    if fmt == "BinarySI":
-        rounded = _round_up(amount)
-        if -1024 < amount < 1024 or rounded != amount:
-            fmt = "DecimalSI"
-        else:
-            whole, power = int(rounded), 0
-            while whole % 1024 == 0 and power < 6:
-                whole //= 1024
-                power += 1
-            suffix = next((s for s, e in _BINARY_SI.items() if e == power * 10), "")
-            return f"{whole}{suffix}"
-    sign, digits, exp = amount.normalize().as_tuple()
-    mantissa = int("".join(map(str, digits)) or "0")
-    exponent = int(exp)
-    shift = exponent % 3
-    mantissa *= 10**shift
-    exponent -= shift
-    number = f"{'-' if sign else ''}{mantissa}"
-    if fmt == "DecimalExponent":
-        return number if exponent == 0 else f"{number}e{exponent}"
-    decimal = next((name for name, e in _DECIMAL_SI.items() if e == exponent), None)
-    return f"{number}{decimal}" if decimal is not None else f"{number}e{exponent}"
-
-
-def _round_up(amount: Decimal) -> Decimal:
-    """Away from zero, to a whole number (``inf.RoundUp`` to scale 0)."""
-    rounding = ROUND_CEILING if amount > 0 else ROUND_FLOOR
-    return amount.quantize(Decimal(1), rounding=rounding)

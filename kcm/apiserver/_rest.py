@@ -15,7 +15,7 @@ from typing import Any
 
 from kcm.clock import Clock
 
-from ._admission import admit_create, admit_update
+from ._admission import AdmissionChain, Attributes
 from ._apply import ApplyConflict, apply_ssa, track_update
 from ._apply_request import check_applied, check_apply_options, check_name, decode_apply_body
 from ._body import decode_patched
@@ -58,11 +58,17 @@ class Rest:
     """The verbs. ``clock`` stamps creationTimestamp, deletionTimestamp and managedFields."""
 
     def __init__(
-        self, store: Store, registry: Registry, clock: Clock, tokens: TokenIssuer | None = None
+        self,
+        store: Store,
+        registry: Registry,
+        clock: Clock,
+        tokens: TokenIssuer | None = None,
+        admission: AdmissionChain | None = None,
     ) -> None:
         self.store = store
         self.registry = registry
         self.clock = clock
+        self.admission = admission if admission is not None else AdmissionChain()
         self.ctx = Context(clock, store, registry, tokens or TokenIssuer(clock))
         self.ctx.verbs = self
 
@@ -199,7 +205,10 @@ class Rest:
         strategy.decode(obj)
         decoded = _as_decoded(strategy, obj)
         meta = obj["metadata"]
-        admit_create(self.store, res, ns or "", obj)
+        attributes = Attributes(
+            "CREATE", res, ns or "", obj, self.store, self.clock, dry_run=bool(query.get("dryRun"))
+        )
+        self.admission.admit(attributes)
         _place(res, ns, meta)
         if strategy.answers_create:
             answered = strategy.answer(obj, who or Requester.admin(), self.ctx)
@@ -215,6 +224,7 @@ class Rest:
         if _numeric_resource_version(meta.get("resourceVersion")):
             raise StatusError(500, "", "resourceVersion should not be set on objects to be created")
         meta.pop("resourceVersion", None)
+        self.admission.validate(attributes)
         if self.store.get(res.storage_key, meta.get("namespace", ""), name) is not None:
             raise StatusError.already_exists(res.group, res.plural, name)
         _copy_managed_fields(self._track(strategy, None, decoded, manager, "Update"), obj)
@@ -288,7 +298,18 @@ class Rest:
             )
         rules.default_on_update(new)  # the defaults come with decoding, before all else
         strategy.canonicalize(new)  # compared with the stored object as Go compares structs
-        admit_update(res, subresource, new, old)
+        attributes = Attributes(
+            "UPDATE",
+            res,
+            ns,
+            new,
+            self.store,
+            self.clock,
+            old=old,
+            subresource=subresource,
+            dry_run=bool(query.get("dryRun")),
+        )
+        self.admission.admit(attributes)
         new = rules.prepare_for_update(new, old)
         rules.stamp_update(new, old, self.ctx.now())
         _carry_over_metadata(res, ns, new, old)
@@ -305,6 +326,8 @@ class Rest:
         strategy.canonicalize(new)
         if new == old:
             return strategy.present(old)  # no-op: kube-apiserver skips the write
+        attributes.obj = new
+        self.admission.validate(attributes)
         if query.get("dryRun"):
             return new
         return self._store_update(res, strategy, new, old)

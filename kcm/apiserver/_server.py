@@ -8,6 +8,7 @@ import os
 import socket
 import ssl
 import tempfile
+from collections.abc import Iterable
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
@@ -19,6 +20,7 @@ from anyio.abc import TaskStatus
 
 from kcm.clock import SYSTEM_CLOCK, Clock
 
+from ._admission import AdmissionChain
 from ._app import App
 from ._authn import Authenticator
 from ._bootstrap_policy import reconcile_bootstrap_policy
@@ -81,12 +83,16 @@ class ApiServer:
         encryption_config: an ``EncryptionConfiguration`` file (kube-apiserver's
             ``--encryption-provider-config``): the resources it names are encrypted in the
             data dir. Needs ``data_dir``.
+        admission_plugins: the admission plugins to run (kube-apiserver's names; built from
+            the flags by :func:`enabled_admission_plugins`); kube's defaults that kcm has
+            when None.
         default_service_accounts: give every Active namespace its ``default`` ServiceAccount
             at once (kube-controller-manager's serviceaccount controller's job in a cluster;
             pods need it). Off to leave it to that controller, kcm's own included.
 
     Raises:
         DataDirLocked: another process holds ``data_dir``.
+        AdmissionConfigError: ``admission_plugins`` names one kcm does not implement.
         EncryptionConfigError: ``encryption_config`` is unreadable or invalid.
         EncryptionError: a stored value cannot be decrypted with its keys.
 
@@ -119,6 +125,7 @@ class ApiServer:
         default_service_accounts: bool = True,
         limits: Limits | None = None,
         encryption_config: str | os.PathLike[str] | None = None,
+        admission_plugins: Iterable[str] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.host = host
@@ -130,6 +137,7 @@ class ApiServer:
         self._watch_buffer = watch_buffer
         self.client_ca_file = Path(client_ca_file) if client_ca_file is not None else None
         self.registry = Registry()
+        self.admission = AdmissionChain(admission_plugins)
         if encryption_config is not None and data_dir is None:
             raise ValueError("encryption at rest needs a data_dir (in memory nothing is stored)")
         self._encryption = Encryption.from_file(encryption_config) if encryption_config else None
@@ -141,7 +149,9 @@ class ApiServer:
             raise
         self.faults = Faults(lambda: self.store)
         self._default_service_accounts = default_service_accounts
-        self.rest = Rest(self.store, self.registry, self.clock, self._token_issuer())
+        self.rest = Rest(
+            self.store, self.registry, self.clock, self._token_issuer(), self.admission
+        )
         self.rest.ctx.default_service_accounts = default_service_accounts
         self.discovery = Discovery(self.registry)
         self.app = App(
@@ -342,7 +352,9 @@ class ApiServer:
         old.close()
         self.store = self._open_store(old)
         self.registry = Registry()
-        self.rest = Rest(self.store, self.registry, self.clock, self.rest.ctx.tokens)
+        self.rest = Rest(
+            self.store, self.registry, self.clock, self.rest.ctx.tokens, self.admission
+        )
         self.rest.ctx.default_service_accounts = self._default_service_accounts
         self.rest.ctx.authenticator = self.app.authenticator
         self.discovery = Discovery(self.registry, self.discovery.address)

@@ -11,6 +11,7 @@ from typing import Any
 
 import anyio
 
+from ._admission_flags import add_admission_flags, admission_plugins_from
 from ._values import listen_host, non_negative_int, parse_duration, port
 
 __all__ = ["add_parser", "run"]
@@ -83,6 +84,7 @@ def add_parser(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="an apiserver.config.k8s.io/v1 EncryptionConfiguration: encrypt the resources it "
         "names (Secrets) in --data-dir with aescbc or aesgcm",
     )
+    add_admission_flags(parser)
     limits = parser.add_argument_group("limits (kube-apiserver's flags and defaults)")
     limits.add_argument(
         "--max-request-body-bytes",
@@ -155,6 +157,11 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    try:
+        admission_plugins = admission_plugins_from(args)
+    except ValueError as exc:
+        print(f"kcm apiserver: error: {exc}", file=sys.stderr)
+        return 1
     limits = Limits(
         max_request_body_bytes=args.max_request_body_bytes,
         request_timeout=args.request_timeout,
@@ -174,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
             anonymous_auth=args.anonymous_auth,
             limits=limits,
             encryption_config=args.encryption_provider_config,
+            admission_plugins=admission_plugins,
         )
         async with server:
             if kubeconfig_out:

@@ -21,6 +21,7 @@ from kcm.errors import ConfigError
 from kcm.leaderelection import LeaderElectionConfig
 from kcm.simulation import SimulationConfig
 
+from ._admission_flags import add_admission_flags, admission_plugins_from
 from ._settings import RunSettings
 from ._values import (
     UsageErrorParser,
@@ -315,6 +316,7 @@ def _add_embedded_flags(parser: argparse.ArgumentParser) -> None:
         "who can reach the port is an administrator; default: HTTPS with a CA kept in the "
         "data dir and an administrator's client certificate in the kubeconfig)",
     )
+    add_admission_flags(emb)
 
 
 def _add_simulation_flags(parser: argparse.ArgumentParser) -> None:
@@ -547,6 +549,7 @@ def _settings_from(args: argparse.Namespace) -> RunSettings:
         data_dir=Path(args.data_dir).expanduser() if args.data_dir else default_data_dir(),
         apiserver_port=args.apiserver_port,
         apiserver_insecure_http=args.apiserver_insecure_http,
+        admission_plugins=admission_plugins_from(args),
         simulate=args.simulate,
         simulation=_simulation_from(args),
         verbosity=args.verbosity,

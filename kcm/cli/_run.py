@@ -251,7 +251,12 @@ async def _connect(
         if not secure:
             print(_INSECURE_WARNING, file=sys.stderr, flush=True)
         try:
-            api = ApiServer(data_dir=settings.data_dir, port=settings.apiserver_port, tls=secure)
+            api = ApiServer(
+                data_dir=settings.data_dir,
+                port=settings.apiserver_port,
+                tls=secure,
+                admission_plugins=settings.admission_plugins,
+            )
         except DataDirLocked as exc:
             raise DataDirLocked(exc.path, exc.pid, _locked_hint(settings.data_dir)) from None
         server = await stack.enter_async_context(api)

@@ -44,6 +44,7 @@ class RunSettings:
     data_dir: Path = Path("kcm-data")
     apiserver_port: int = 0
     apiserver_insecure_http: bool = False
+    admission_plugins: tuple[str, ...] | None = None
     simulate: bool | None = None
     simulation: SimulationConfig = field(default_factory=SimulationConfig)
     verbosity: int = 0

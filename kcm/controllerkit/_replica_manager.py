@@ -27,7 +27,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.errors import KcmError
+from kcm.errors import ApiError, KcmError
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key
 from kcm.models.core_v1 import Pod
@@ -296,7 +296,9 @@ class ReplicaManager(Generic[W]):
             except KcmError as exc:
                 if is_namespace_terminating(exc):
                     return  # every create would fail; the namespace controller cleans up
-                self._recorder.event(owner, "Warning", "FailedCreate", f"Error creating: {exc}")
+                # kube writes the Status message alone (no "403 Forbidden: " in front)
+                why = exc.message if isinstance(exc, ApiError) else str(exc)
+                self._recorder.event(owner, "Warning", "FailedCreate", f"Error creating: {why}")
                 raise
             logger.debug("%s %s created pod %s", self.kind.kind, key, created.metadata.name)
             self._recorder.event(

@@ -441,6 +441,22 @@ CONTROLLERS: Mapping[str, ControllerSpec] = MappingProxyType(
                 workers_aliases=("--concurrent-rc-syncs",),
             ),
             ControllerSpec(
+                "resourcequota",
+                "resourcequota",
+                "Keeps ResourceQuota status: hard limits and the namespace's usage of them.",
+                "--concurrent-resource-quota-syncs",
+                5,
+                options=(
+                    ControllerOption(
+                        "--resource-quota-sync-period",
+                        "resync_period",
+                        _duration,
+                        300.0,
+                        "how often every quota's usage is recalculated in full",
+                    ),
+                ),
+            ),
+            ControllerSpec(
                 "root-ca-cert-publisher",
                 "rootcacertpublisher",
                 "Publishes the root CA as the kube-root-ca.crt ConfigMap in every namespace.",

@@ -49,6 +49,7 @@ RESOURCES: dict[str, str] = {
     "cronjobs": "/apis/batch/v1",
     "endpointslices": "/apis/discovery.k8s.io/v1",
     "poddisruptionbudgets": "/apis/policy/v1",
+    "resourcequotas": "/api/v1",
 }
 """Plural -> API prefix of every namespaced resource a scenario may create or snapshot."""
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any, Final
 
 from .._store import Obj
+from ._plugin import Attributes, Plugin
 
-__all__ = ["admit"]
+__all__ = ["DefaultTolerationSeconds", "admit"]
 
 _TAINTS: Final = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
 
@@ -33,3 +34,13 @@ def admit(pod: Obj) -> None:
     ]
     if added:
         spec["tolerations"] = tolerations + added
+
+
+class DefaultTolerationSeconds(Plugin):
+    """The plugin: pod creates, and pod updates (not their subresources)."""
+
+    name = "DefaultTolerationSeconds"
+
+    def admit(self, a: Attributes) -> None:
+        if a.is_pod and (a.operation == "CREATE" or not a.subresource):
+            admit(a.obj)

@@ -6,8 +6,9 @@ from __future__ import annotations
 from .._registry import Resource
 from .._status import StatusError
 from .._store import Store
+from ._plugin import Attributes, Plugin
 
-__all__ = ["admit_create"]
+__all__ = ["NamespaceLifecycle", "admit_create"]
 
 _NAMESPACES = ("", "namespaces")
 
@@ -36,3 +37,13 @@ def admit_create(store: Store, res: Resource, ns: str, name: str) -> None:
                 }
             ],
         )
+
+
+class NamespaceLifecycle(Plugin):
+    """The plugin: creates of namespaced kinds only."""
+
+    name = "NamespaceLifecycle"
+
+    def admit(self, a: Attributes) -> None:
+        if a.operation == "CREATE":
+            admit_create(a.store, a.resource, a.namespace, a.name)

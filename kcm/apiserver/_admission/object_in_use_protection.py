@@ -7,8 +7,9 @@ from typing import Final
 
 from .._registry import Resource
 from .._store import Obj
+from ._plugin import Attributes, Plugin
 
-__all__ = ["protect"]
+__all__ = ["StorageObjectInUseProtection", "protect"]
 
 _FINALIZERS: Final = {
     "PersistentVolumeClaim": "kubernetes.io/pvc-protection",
@@ -24,3 +25,13 @@ def protect(res: Resource, obj: Obj) -> None:
     finalizers = obj["metadata"].setdefault("finalizers", [])
     if finalizer not in finalizers:
         finalizers.append(finalizer)
+
+
+class StorageObjectInUseProtection(Plugin):
+    """The plugin: creates of claims and volumes."""
+
+    name = "StorageObjectInUseProtection"
+
+    def admit(self, a: Attributes) -> None:
+        if a.operation == "CREATE":
+            protect(a.resource, a.obj)

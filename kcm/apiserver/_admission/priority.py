@@ -12,8 +12,9 @@ from typing import Any, Final
 
 from .._status import StatusError
 from .._store import Obj, Store
+from ._plugin import Attributes, Plugin
 
-__all__ = ["admit_create", "admit_update"]
+__all__ = ["Priority", "admit_create", "admit_update"]
 
 _SYSTEM_CLASSES: Final[dict[str, Obj]] = {
     "system-node-critical": {"value": 2000001000, "preemptionPolicy": "PreemptLowerPriority"},
@@ -73,3 +74,17 @@ def admit_update(pod: Obj, old: Obj) -> None:
     for field in ("priority", "preemptionPolicy"):
         if spec.get(field) is None and before.get(field) is not None:
             spec[field] = before[field]
+
+
+class Priority(Plugin):
+    """The plugin: pod creates, and pod updates (not their subresources)."""
+
+    name = "Priority"
+
+    def admit(self, a: Attributes) -> None:
+        if not a.is_pod:
+            return
+        if a.operation == "CREATE":
+            admit_create(a.store, a.obj)
+        elif not a.subresource and a.old is not None:
+            admit_update(a.obj, a.old)

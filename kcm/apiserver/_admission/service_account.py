@@ -15,8 +15,9 @@ from typing import Any, Final
 from .._names import generate_name
 from .._status import StatusError
 from .._store import Obj, Store
+from ._plugin import Attributes, Plugin
 
-__all__ = ["admit"]
+__all__ = ["ServiceAccount", "admit"]
 
 _MOUNT_PATH: Final = "/var/run/secrets/kubernetes.io/serviceaccount"
 _VOLUME_PREFIX: Final = "kube-api-access-"
@@ -105,3 +106,13 @@ def admit(store: Store, ns: str, pod: Obj) -> None:
         spec["imagePullSecrets"] = [
             {"name": s.get("name", "")} for s in account["imagePullSecrets"] if isinstance(s, dict)
         ]
+
+
+class ServiceAccount(Plugin):
+    """The plugin: pod creates."""
+
+    name = "ServiceAccount"
+
+    def admit(self, a: Attributes) -> None:
+        if a.operation == "CREATE" and a.is_pod:
+            admit(a.store, a.namespace, a.obj)

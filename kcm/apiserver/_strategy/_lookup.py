@@ -18,12 +18,14 @@ from .certificates.certificatesigningrequests import CertificateSigningRequestSt
 from .coordination.leases import LeaseStrategy
 from .core.claims import PersistentVolumeClaimStrategy
 from .core.configmaps import ConfigMapStrategy
+from .core.limitranges import LimitRangeStrategy
 from .core.namespaces import NamespaceStrategy
 from .core.nodes import NodeStrategy
 from .core.persistentvolumes import PersistentVolumeStrategy
 from .core.pods import PodStrategy
 from .core.podtemplates import PodTemplateStrategy
 from .core.replicationcontrollers import ReplicationControllerStrategy
+from .core.resourcequotas import ResourceQuotaStrategy
 from .core.secrets import SecretStrategy
 from .core.serviceaccounts import ServiceAccountStrategy
 from .core.services import ServiceStrategy
@@ -36,6 +38,7 @@ __all__ = ["strategy_for"]
 # (group, kind) -> strategy; every other built-in kind gets the base Strategy.
 _STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "ConfigMap"): ConfigMapStrategy,
+    ("", "LimitRange"): LimitRangeStrategy,
     ("", "Namespace"): NamespaceStrategy,
     ("", "Node"): NodeStrategy,
     ("", "PersistentVolume"): PersistentVolumeStrategy,
@@ -43,6 +46,7 @@ _STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "Pod"): PodStrategy,
     ("", "PodTemplate"): PodTemplateStrategy,
     ("", "ReplicationController"): ReplicationControllerStrategy,
+    ("", "ResourceQuota"): ResourceQuotaStrategy,
     ("", "Secret"): SecretStrategy,
     ("", "Service"): ServiceStrategy,
     ("", "ServiceAccount"): ServiceAccountStrategy,

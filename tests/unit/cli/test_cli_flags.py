@@ -48,6 +48,7 @@ def test_defaults_follow_kube_controller_manager() -> None:
         "pvc-protection": 1,
         "replicaset": 5,
         "replicationcontroller": 5,
+        "resourcequota": 5,
         "root-ca-cert-publisher": 1,
         "serviceaccount": 1,
         "serviceaccount-token": 5,

@@ -32,6 +32,7 @@ KCM_NAMES = [
     "pvc-protection",
     "replicaset",
     "replicationcontroller",
+    "resourcequota",
     "root-ca-cert-publisher",
     "serviceaccount",
     "serviceaccount-token",
@@ -56,6 +57,7 @@ def test_registry_lists_the_first_set_with_kube_flags() -> None:
     assert flags["serviceaccount"] is None  # kube runs one worker and has no flag
     assert flags["statefulset"] == "--concurrent-statefulset-syncs"
     assert flags["disruption"] is None  # kube runs one worker and has no flag
+    assert flags["resourcequota"] == "--concurrent-resource-quota-syncs"
     assert CONTROLLERS["ttl-after-finished"].module == "kcm.controllers.ttlafterfinished"
     assert all(spec.help and "\n" not in spec.help for spec in CONTROLLERS.values())
 

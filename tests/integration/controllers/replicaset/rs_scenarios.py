@@ -396,7 +396,10 @@ async def scenario_create_failure_sets_replica_failure_and_retries(
         assert all(c.failed and c.completed_before_start == c.index for c in rt.tap.creates)
         failures = [e for e in rt.recorder.events if e.startswith("Warning FailedCreate")]
         assert len(failures) == attempts
-        assert "Error creating: 403 Forbidden" in failures[0]
+        # kube's text: the Status message alone, without "403 Forbidden: " in front
+        assert "Error creating: " in failures[0]
+        assert "exceeded quota" in failures[0]
+        assert "403 Forbidden" not in failures[0]
         await clock.advance(1.0)  # backoff elapses: retried (still failing)
         await rt.quiesce()
         assert rt.tap.pod_creates() > attempts
