@@ -207,26 +207,40 @@ class ApiError(KcmError):
 
 
 class BadRequest(ApiError):
+    """400: the request is malformed (bad body, bad query parameter); retrying will not help."""
+
     default_code = 400
 
 
 class Unauthorized(ApiError):
+    """401: the server does not know who is calling (no, expired or wrong credentials)."""
+
     default_code = 401
 
 
 class Forbidden(ApiError):
+    """403: the caller is known but not allowed this verb on this resource (RBAC), or an admission
+    plugin refused it."""
+
     default_code = 403
 
 
 class NotFound(ApiError):
+    """404: the object, namespace or resource type is not there (or a new CRD is not yet served)."""
+
     default_code = 404
 
 
 class MethodNotAllowed(ApiError):
+    """405: the resource does not support this verb (e.g. a PATCH of a read-only subresource)."""
+
     default_code = 405
 
 
 class AlreadyExists(ApiError):
+    """409: an object with this name exists already (a create); get it, or create under another
+    name."""
+
     default_code = 409
 
 
@@ -260,16 +274,22 @@ class TooManyRequests(ApiError):
 
 
 class InternalError(ApiError):
+    """500: the server failed; retryable."""
+
     default_code = 500
     retryable = True
 
 
 class ServiceUnavailable(ApiError):
+    """503: the server cannot serve now (starting, overloaded, a backend down); retryable."""
+
     default_code = 503
     retryable = True
 
 
 class ServerTimeout(ApiError):
+    """504: the server gave up waiting (a slow backend or admission); retryable."""
+
     default_code = 504
     retryable = True
 

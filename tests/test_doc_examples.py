@@ -1,4 +1,4 @@
-"""Every ```python example in docs/ runs as it is, and its assertions hold.
+"""Every ```python example in docs/ and docs/how-to/ runs as it is, and its assertions hold.
 
 A ```python block is a whole program (imports included, run against the embedded API server);
 a fragment that needs a surrounding program or a real cluster is fenced ```py instead.
@@ -16,9 +16,10 @@ import pytest
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 RUN_ELSEWHERE = {"models.md", "simulation.md"}
+PAGES = sorted([*DOCS.glob("*.md"), *DOCS.glob("how-to/*.md")])
 EXAMPLES = [
-    pytest.param(doc, source, id=f"{doc.stem}-{number}")
-    for doc in sorted(DOCS.glob("*.md"))
+    pytest.param(doc, source, id=f"{doc.relative_to(DOCS).with_suffix('')}-{number}")
+    for doc in PAGES
     if doc.name not in RUN_ELSEWHERE
     for number, source in enumerate(re.findall(r"```python\n(.*?)```", doc.read_text(), re.S))
 ]

@@ -39,9 +39,12 @@ def test_quickstart_has_exactly_the_two_setup_commands() -> None:
     (the same test command as .ci/run); the only other block is the kubectl session."""
     blocks = sh_blocks()
     setup = [b for b in blocks if "pip install" in b]
-    assert setup == ["pip install . && kcm", "pip install -e '.[test]' && python -m pytest"]
+    assert setup == [
+        "pip install . && kcm",
+        "pip install -e '.[test,docs]' && python -m pytest",
+    ]
     ci = (ROOT / ".ci" / "run").read_text()
-    assert "pip install -q -e '.[test]'" in ci
+    assert "pip install -q -e '.[test,docs]'" in ci
     assert "python -m pytest" in ci
     (session,) = [b for b in blocks if "kubectl" in b]
     lines = session.splitlines()

@@ -38,12 +38,19 @@ NO_EXECUTE = "NoExecute"
 """Taint effect: NoSchedule, and pods already there that do not tolerate it are evicted."""
 
 TAINT_NODE_NOT_READY = "node.kubernetes.io/not-ready"
+"""Taint key: the node's Ready condition is False (NoSchedule, then NoExecute: pods are evicted)."""
 TAINT_NODE_UNREACHABLE = "node.kubernetes.io/unreachable"
+"""Taint key: the node's Ready condition is Unknown: its kubelet stopped reporting."""
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+"""Taint key: the node is cordoned (``spec.unschedulable``)."""
 TAINT_NODE_MEMORY_PRESSURE = "node.kubernetes.io/memory-pressure"
+"""Taint key: the node reports MemoryPressure."""
 TAINT_NODE_DISK_PRESSURE = "node.kubernetes.io/disk-pressure"
+"""Taint key: the node reports DiskPressure."""
 TAINT_NODE_PID_PRESSURE = "node.kubernetes.io/pid-pressure"
+"""Taint key: the node reports PIDPressure."""
 TAINT_NODE_NETWORK_UNAVAILABLE = "node.kubernetes.io/network-unavailable"
+"""Taint key: the node reports NetworkUnavailable (its routes are not set up)."""
 
 _HARD_EFFECTS = (NO_SCHEDULE, NO_EXECUTE)
 

@@ -26,6 +26,7 @@ __all__ = [
 ]
 
 LAST_CHANGE_TRIGGER_TIME_ANNOTATION = "endpoints.kubernetes.io/last-change-trigger-time"
+"""The Endpoints/EndpointSlice annotation: when the last change that triggered a sync happened."""
 
 
 def format_trigger_time(when: datetime) -> str:

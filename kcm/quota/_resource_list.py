@@ -23,6 +23,7 @@ __all__ = [
 ]
 
 ResourceList = dict[str, Quantity]
+"""Resource name (``cpu``, ``requests.memory``, ``count/pods``) to amount, as a quota's ``hard``."""
 _ZERO = Quantity.count(0)
 
 

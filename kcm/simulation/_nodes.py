@@ -44,6 +44,7 @@ __all__ = ["NODE_LEASE_NAMESPACE", "NodeSimulator", "node_ip", "pod_cidr_for"]
 logger = logging.getLogger(__name__)
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
+"""Where each simulated node renews its heartbeat Lease, as kubelets do."""
 
 _CONDITIONS = (
     ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),

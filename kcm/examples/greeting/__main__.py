@@ -1,0 +1,5 @@
+"""``python -m kcm.examples.greeting``."""
+
+from .main import main
+
+raise SystemExit(main())
