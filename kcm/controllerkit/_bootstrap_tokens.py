@@ -18,7 +18,9 @@ __all__ = [
 ]
 
 BOOTSTRAP_TOKEN_SECRET_TYPE = "bootstrap.kubernetes.io/token"
+"""The Secret type of a bootstrap token."""
 BOOTSTRAP_TOKEN_NAMESPACE = "kube-system"
+"""Where bootstrap token Secrets live."""
 _NAME = re.compile(r"bootstrap-token-([a-z0-9]{6})")
 
 

@@ -28,12 +28,18 @@ __all__ = [
 ]
 
 KUBE_APISERVER_CLIENT = "kubernetes.io/kube-apiserver-client"
+"""The signer of client certificates for the API server."""
 KUBE_APISERVER_CLIENT_KUBELET = "kubernetes.io/kube-apiserver-client-kubelet"
+"""The signer of kubelets' client certificates."""
 KUBELET_SERVING = "kubernetes.io/kubelet-serving"
+"""The signer of kubelets' serving certificates."""
 LEGACY_UNKNOWN = "kubernetes.io/legacy-unknown"
+"""The v1beta1 catch-all signer."""
 
 KUBELET_SERVING_USAGES = frozenset({"digital signature", "key encipherment", "server auth"})
+"""The usages a kubelet serving certificate request must have, exactly."""
 KUBELET_CLIENT_USAGES = frozenset({"client auth", "digital signature", "key encipherment"})
+"""The usages a kubelet client certificate request must have, exactly."""
 _NODE_PREFIX = "system:node:"
 
 
