@@ -219,6 +219,7 @@ class Rest:
         _stamp_new(meta, self.now(), generation=strategy.manages_generation)
         _omit_empty(meta)
         strategy.prepare_for_create(obj, self.ctx)
+        strategy.stamp_creator(obj, who or Requester.admin())
         self._raise_invalid(res, obj, strategy.validate(obj))
         if _numeric_resource_version(meta.get("resourceVersion")):
             raise StatusError(500, "", "resourceVersion should not be set on objects to be created")
@@ -310,6 +311,7 @@ class Rest:
         )
         self.admission.admit(attributes)
         new = rules.prepare_for_update(new, old)
+        rules.stamp_update(new, old, self.ctx.now())
         _carry_over_metadata(res, ns, new, old)
         _omit_empty(new["metadata"])
         if subresource:  # a subresource's strategy leaves the generation alone

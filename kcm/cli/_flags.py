@@ -51,7 +51,8 @@ def default_data_dir() -> Path:
 def _controller_list() -> str:
     width = max(len(name) for name in CONTROLLERS)
     lines = [f"  {name:<{width}}  {spec.help}" for name, spec in CONTROLLERS.items()]
-    return "controllers (--controllers; all on by default):\n" + "\n".join(lines)
+    heading = "controllers (--controllers; '*' turns on all but those off by default):"
+    return heading + "\n" + "\n".join(lines)
 
 
 _DESCRIPTION = """\
@@ -187,8 +188,10 @@ def _add_controller_flags(parser: argparse.ArgumentParser) -> None:
         action=_ListAction,
         dest="controllers_flag",
         metavar="LIST",
-        help="'*' (all on by default), 'name' (on), '-name' (off); the first entry naming a "
-        "controller wins; comma-separated or repeated (default '*')",
+        help="'*' (all but those off by default: "
+        + ", ".join(n for n, spec in CONTROLLERS.items() if not spec.enabled_by_default)
+        + "), 'name' (on), '-name' (off); the first entry naming a controller wins; "
+        "comma-separated or repeated (default '*')",
     )
     parser.set_defaults(controllers=["*"])
     _add_registry_flags(ctl)

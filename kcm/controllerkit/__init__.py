@@ -35,6 +35,15 @@ pieces. The families:
   (:func:`required_node_affinity_matches`, :func:`node_selector_matches`), for the DaemonSet
   controller and schedulers; :func:`compute_template_hash`, the pod template hash of Deployments
   and DaemonSets.
+* **Certificate requests**: the built-in signer names, :func:`parse_certificate_request`,
+  :func:`is_approved`/:func:`has_true_condition`, and the kubelet request shapes
+  (:func:`kubelet_client_refusal`, :func:`kubelet_serving_refusal`) the CSR signer and approver
+  both check.
+* **Pods and their claims**: :func:`ephemeral_claim_name`, :func:`ephemeral_claim_refusal`
+  and the pod→claim index (:func:`add_pod_pvc_index`, :func:`pod_pvc_keys`) of the PVC
+  protection and ephemeral volume controllers.
+* **Bootstrap tokens**: :func:`bootstrap_token_id`, :func:`bootstrap_token_expiration` and
+  :func:`secret_text` for the bootstrap signer and the token cleaner.
 * **Small shared answers**: :func:`is_namespace_terminating` (a create refused by a
   terminating namespace), :func:`error_text` (an error in an event, as Go prints it),
   :func:`finished_condition`/:func:`is_finished` (Jobs), :func:`safe_encode_string` (hashes as
@@ -44,6 +53,23 @@ pieces. The families:
 See docs/controllerkit.md.
 """
 
+from ._bootstrap_tokens import BOOTSTRAP_TOKEN_NAMESPACE as BOOTSTRAP_TOKEN_NAMESPACE
+from ._bootstrap_tokens import BOOTSTRAP_TOKEN_SECRET_TYPE as BOOTSTRAP_TOKEN_SECRET_TYPE
+from ._bootstrap_tokens import bootstrap_token_expiration as bootstrap_token_expiration
+from ._bootstrap_tokens import bootstrap_token_id as bootstrap_token_id
+from ._bootstrap_tokens import secret_text as secret_text
+from ._certificate_requests import KUBE_APISERVER_CLIENT as KUBE_APISERVER_CLIENT
+from ._certificate_requests import KUBE_APISERVER_CLIENT_KUBELET as KUBE_APISERVER_CLIENT_KUBELET
+from ._certificate_requests import KUBELET_CLIENT_USAGES as KUBELET_CLIENT_USAGES
+from ._certificate_requests import KUBELET_SERVING as KUBELET_SERVING
+from ._certificate_requests import KUBELET_SERVING_USAGES as KUBELET_SERVING_USAGES
+from ._certificate_requests import LEGACY_UNKNOWN as LEGACY_UNKNOWN
+from ._certificate_requests import has_true_condition as has_true_condition
+from ._certificate_requests import is_approved as is_approved
+from ._certificate_requests import is_denied as is_denied
+from ._certificate_requests import kubelet_client_refusal as kubelet_client_refusal
+from ._certificate_requests import kubelet_serving_refusal as kubelet_serving_refusal
+from ._certificate_requests import parse_certificate_request as parse_certificate_request
 from ._controller_ref_manager import ControllerRefManager as ControllerRefManager
 from ._controller_ref_manager import LabelMatcher as LabelMatcher
 from ._controller_ref_manager import recheck_deletion_timestamp as recheck_deletion_timestamp
@@ -98,6 +124,11 @@ from ._pod_ranking import pods_to_delete as pods_to_delete
 from ._pod_ranking import rank_pods_for_deletion as rank_pods_for_deletion
 from ._pod_template import pod_from_template as pod_from_template
 from ._pod_template import pod_name_prefix as pod_name_prefix
+from ._pod_volumes import POD_PVC_INDEX as POD_PVC_INDEX
+from ._pod_volumes import add_pod_pvc_index as add_pod_pvc_index
+from ._pod_volumes import ephemeral_claim_name as ephemeral_claim_name
+from ._pod_volumes import ephemeral_claim_refusal as ephemeral_claim_refusal
+from ._pod_volumes import pod_pvc_keys as pod_pvc_keys
 from ._replica_manager import BURST_REPLICAS as BURST_REPLICAS
 from ._replica_manager import ReplicaKind as ReplicaKind
 from ._replica_manager import ReplicaManager as ReplicaManager
@@ -146,18 +177,27 @@ from ._trigger_time import TriggerTimeTracker as TriggerTimeTracker
 from ._trigger_time import format_trigger_time as format_trigger_time
 
 __all__ = [
+    "BOOTSTRAP_TOKEN_NAMESPACE",
+    "BOOTSTRAP_TOKEN_SECRET_TYPE",
     "BURST_REPLICAS",
     "CONTROLLER_REVISION_HASH_LABEL",
     "EXPECTATIONS_TIMEOUT",
     "HEADLESS_SERVICE_LABEL",
+    "KUBELET_CLIENT_USAGES",
+    "KUBELET_SERVING",
+    "KUBELET_SERVING_USAGES",
+    "KUBE_APISERVER_CLIENT",
+    "KUBE_APISERVER_CLIENT_KUBELET",
     "LAST_CHANGE_TRIGGER_TIME_ANNOTATION",
     "LEADER_ELECTION_ANNOTATION",
+    "LEGACY_UNKNOWN",
     "MANAGED_BY_LABEL",
     "MAX_SYNC_RETRIES",
     "NODE_NAME_FIELD",
     "NO_EXECUTE",
     "NO_SCHEDULE",
     "POD_DELETION_COST_ANNOTATION",
+    "POD_PVC_INDEX",
     "PREFER_NO_SCHEDULE",
     "REPLICA_FAILURE",
     "SAFE_ALPHABET",
@@ -186,6 +226,9 @@ __all__ = [
     "TriggerTimeTracker",
     "UIDTrackingControllerExpectations",
     "add_or_update_toleration",
+    "add_pod_pvc_index",
+    "bootstrap_token_expiration",
+    "bootstrap_token_id",
     "calculate_replica_status",
     "compare_pods_for_deletion",
     "compute_template_hash",
@@ -195,13 +238,18 @@ __all__ = [
     "endpoint_key",
     "endpoint_slice_prefix",
     "endpoints_equal_beyond_key",
+    "ephemeral_claim_name",
+    "ephemeral_claim_refusal",
     "equal_revision",
     "error_text",
     "find_equal_revisions",
     "find_port",
     "finished_condition",
     "format_trigger_time",
+    "has_true_condition",
     "hash_controller_revision",
+    "is_approved",
+    "is_denied",
     "is_finished",
     "is_ipv6",
     "is_namespace_terminating",
@@ -209,15 +257,19 @@ __all__ = [
     "is_pod_available",
     "is_pod_finished",
     "is_pod_ready",
+    "kubelet_client_refusal",
+    "kubelet_serving_refusal",
     "managed_by",
     "new_controller_revision",
     "node_selector_matches",
     "node_selector_term_matches",
+    "parse_certificate_request",
     "pod_deletion_cost",
     "pod_endpoints_changed",
     "pod_from_template",
     "pod_ips_of_family",
     "pod_name_prefix",
+    "pod_pvc_keys",
     "pod_ready_condition",
     "pod_target_ref",
     "pods_to_delete",
@@ -229,6 +281,7 @@ __all__ = [
     "required_node_affinity_matches",
     "root_ca",
     "safe_encode_string",
+    "secret_text",
     "service_ip_set",
     "service_key_for_slice",
     "service_selector",

@@ -31,7 +31,7 @@ from .scenario import (
     StopNode,
     Until,
 )
-from .snapshot import RESOURCES, SnapshotNormaliser, list_path, pinned_node
+from .snapshot import CLUSTER_RESOURCES, RESOURCES, SnapshotNormaliser, list_path, pinned_node
 
 __all__ = ["Target", "run_scenario"]
 
@@ -96,6 +96,8 @@ def _path_of(body: dict[str, Any], ns: str) -> str:
     api_version, kind = body["apiVersion"], body["kind"]
     if kind == "Node":
         return "/api/v1/nodes"
+    if kind == "CertificateSigningRequest":
+        return list_path("certificatesigningrequests", ns)
     plural = next(
         (p for p in RESOURCES if p.rstrip("s") == kind.lower() or p == kind.lower() + "s"),
         None,
@@ -297,15 +299,32 @@ def _bind(client: httpx.Client, ns: str, step: Bind) -> None:
         )
 
 
-def _list(client: httpx.Client, ns: str, kinds: tuple[str, ...]) -> dict[str, list[Any]]:
+def _list(
+    client: httpx.Client,
+    ns: str,
+    kinds: tuple[str, ...],
+    cluster_names: frozenset[str] = frozenset(),
+) -> dict[str, list[Any]]:
     listed: dict[str, list[Any]] = {}
     for kind in kinds:
         if kind == "namespace":  # the scenario's namespace itself, or nothing once it is gone
             response = client.get(f"/api/v1/namespaces/{ns}")
             listed[kind] = [_check(response)] if response.status_code != 404 else []
+        elif kind in CLUSTER_RESOURCES:  # only what the scenario created
+            items = _check(client.get(list_path(kind, ns)))["items"]
+            listed[kind] = [o for o in items if o["metadata"]["name"] in cluster_names]
         else:
             listed[kind] = _check(client.get(list_path(kind, ns)))["items"]
     return listed
+
+
+def _cluster_objects(scenario: Scenario) -> list[tuple[str, str]]:
+    """(plural, name) of the cluster-scoped objects (other than nodes) the scenario creates."""
+    found = []
+    for step in scenario.steps:
+        if isinstance(step, Create) and step.body["kind"] == "CertificateSigningRequest":
+            found.append(("certificatesigningrequests", step.body["metadata"]["name"]))
+    return found
 
 
 def _settle(
@@ -322,7 +341,8 @@ def _settle(
     stable_since = time.monotonic()
     while True:
         nodes.renew_if_due()
-        snapshot = norm.snapshot(_list(client, ns, scenario.kinds))
+        names = frozenset(name for _, name in _cluster_objects(scenario))
+        snapshot = norm.snapshot(_list(client, ns, scenario.kinds, names))
         text = json.dumps(snapshot, sort_keys=True)
         now = time.monotonic()
         if text != last:
@@ -362,7 +382,11 @@ def _run_step(
             path += f"/{step.subresource}"
         _check(client.patch(path, content=json.dumps(step.body), headers=_MERGE))
     elif isinstance(step, Delete):
-        options = {"propagationPolicy": step.propagation} if step.propagation else {}
+        options: dict[str, Any] = (
+            {"propagationPolicy": step.propagation} if step.propagation else {}
+        )
+        if step.grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = step.grace_period_seconds
         path = f"{list_path(step.resource, ns)}/{step.name}"
         _check(client.request("DELETE", path, json=options))
     elif isinstance(step, Kubelet):
@@ -420,4 +444,6 @@ def run_scenario(target: Target, scenario: Scenario, suffix: str = "") -> list[d
                     snapshots.append(snapshot)
         finally:
             nodes.delete_all(ns)
+            for plural, name in _cluster_objects(scenario):
+                client.delete(f"{list_path(plural, ns)}/{name}")
     return snapshots

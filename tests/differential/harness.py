@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from kcm.apiserver import ApiServer
 from tests.e2e.e2e_harness import kcm_process
 
+from .certificates import SIGNING_CA_CERT, SIGNING_CA_KEY
 from .driver import Target
 
 __all__ = ["kcm_on_embedded_server"]
@@ -47,6 +48,9 @@ def kcm_on_embedded_server(tmp: Path) -> Iterator[Target]:
                 "--leader-elect=false",
                 f"--secure-port={port}",
                 "--controllers=*",
+                # the CA the Go kube-controller-manager is recorded with (README.md)
+                f"--cluster-signing-cert-file={SIGNING_CA_CERT}",
+                f"--cluster-signing-key-file={SIGNING_CA_KEY}",
                 f"--service-account-private-key-file={key}",
                 # as the recordings' EXTRA_KCM_FLAGS (README): scenarios/nodelifecycle.py
                 *NODE_MONITOR_FLAGS,

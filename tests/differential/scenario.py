@@ -54,11 +54,13 @@ class Patch:
 @dataclass(frozen=True)
 class Delete:
     """DELETE ``resource``/``name`` with ``propagation`` (``Background``, ``Foreground``,
-    ``Orphan``; None: the server's default)."""
+    ``Orphan``; None: the server's default) and ``grace_period_seconds`` (None: the object's;
+    0 removes a pod on a node at once, where no kubelet would finish it)."""
 
     resource: str
     name: str
     propagation: str | None = None
+    grace_period_seconds: int | None = None
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,9 @@ import json
 import re
 from typing import Any
 
-__all__ = ["RESOURCES", "SnapshotNormaliser", "list_path", "pinned_node"]
+from .certificates import certificate_summary
+
+__all__ = ["CLUSTER_RESOURCES", "RESOURCES", "SnapshotNormaliser", "list_path", "pinned_node"]
 
 RESOURCES: dict[str, str] = {
     "pods": "/api/v1",
@@ -51,6 +53,15 @@ RESOURCES: dict[str, str] = {
 }
 """Plural -> API prefix of every namespaced resource a scenario may create or snapshot."""
 
+CLUSTER_RESOURCES: dict[str, str] = {
+    "certificatesigningrequests": "/apis/certificates.k8s.io/v1",
+}
+"""Plural -> API prefix of the cluster-scoped resources a scenario may create and snapshot
+(only the objects it created are listed, and they are deleted when it ends)."""
+_REQUESTER = ("username", "uid", "groups", "extra")
+"""A CSR's requester: the harness's administrator, whose name differs between the two
+servers (the API server fills it in; no controller decides it)."""
+
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)")
 _DROP_META = {
@@ -73,6 +84,8 @@ _SCHEDULED = re.compile(r"-\d{8}\b")  # a CronJob's Job names end in its schedul
 
 
 def list_path(resource: str, namespace: str) -> str:
+    if resource in CLUSTER_RESOURCES:
+        return f"{CLUSTER_RESOURCES[resource]}/{resource}"
     return f"{RESOURCES[resource]}/namespaces/{namespace}/{resource}"
 
 
@@ -205,6 +218,8 @@ class SnapshotNormaliser:
                     out[key] = item
             _drop_template_spec(out)
             _drop_condition_times(out.get("status"))
+            if resource == "certificatesigningrequests":
+                _summarise_certificate_request(out)
         normalised: dict[str, Any] = self.value(out)
         if resource == "endpointslices" and normalised.get("endpoints"):
             # a slice's endpoints are a set: Go fills slices in map order
@@ -248,6 +263,19 @@ class SnapshotNormaliser:
                 normalised = [self.object(resource, o) for o in objects]
                 out[resource] = sorted(normalised, key=lambda o: json.dumps(o, sort_keys=True))
         return out
+
+
+def _summarise_certificate_request(obj: dict[str, Any]) -> None:
+    """A CSR without its requester (the harness's identity) and request bytes (the scenario's
+    input), with its certificate summarised (the bytes differ on every signing)."""
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        for key in _REQUESTER:
+            spec.pop(key, None)
+        spec.pop("request", None)
+    status = obj.get("status")
+    if isinstance(status, dict) and status.get("certificate"):
+        status["certificate"] = certificate_summary(status["certificate"])
 
 
 _GENERATED_TOKEN = re.compile(r"(.+)-token-[a-z0-9]{5}")

@@ -31,6 +31,8 @@ class UpdateRules(Protocol):
 
     def validate_update(self, new: Obj, old: Obj) -> list[Cause]: ...
 
+    def stamp_update(self, new: Obj, old: Obj, now: str) -> None: ...
+
 
 class Strategy:
     """The rules of one kind, as kube-apiserver's ``pkg/registry/<group>/<kind>/strategy.go``.
@@ -131,6 +133,10 @@ class Strategy:
             obj.pop("status", None)
         self.default(obj)
 
+    def stamp_creator(self, obj: Obj, who: Requester) -> None:
+        """Record who created ``obj`` (after :meth:`prepare_for_create`; a CSR's
+        ``spec.username``): nothing for most kinds."""
+
     def default(self, obj: Obj) -> None:
         """Scheme defaults, applied on create and on update: the pod template's, if any."""
         template = self.pod_template(obj)
@@ -189,6 +195,10 @@ class Strategy:
     def default_on_update(self, obj: Obj) -> None:
         """Defaults for an updated object (after its generation was decided)."""
         self.default(obj)
+
+    def stamp_update(self, new: Obj, old: Obj, now: str) -> None:
+        """Times an update records (after :meth:`prepare_for_update`; ``now`` as
+        ``metav1.Time``): none for most kinds."""
 
     def spec_changed(self, new: Obj, old: Obj) -> bool:
         """Whether anything but metadata and status differs (what validation and

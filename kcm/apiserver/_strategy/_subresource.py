@@ -70,6 +70,9 @@ class Subresource:
         """Field errors of an update here: none on a subresource."""
         return []
 
+    def stamp_update(self, new: Obj, old: Obj, now: str) -> None:
+        """Times an update here records: none on a subresource without rules."""
+
     def post(
         self,
         verbs: Verbs,

@@ -24,24 +24,32 @@ def test_the_embedded_server_is_secure_unless_told_otherwise() -> None:
 
 def test_defaults_follow_kube_controller_manager() -> None:
     s = parse_run_args([])
-    assert s.controllers == tuple(CONTROLLERS)  # '*': every controller is on by default
+    # '*': every controller that is on by default (kube's bootstrapsigner, tokencleaner are not)
+    assert s.controllers == tuple(n for n, c in CONTROLLERS.items() if c.enabled_by_default)
     assert s.workers == {
         "cloud-node": 1,
         "cloud-node-lifecycle": 1,
+        "bootstrapsigner": 1,
         "clusterrole-aggregation": 5,
         "cronjob": 5,
+        "csrapproving": 5,
+        "csrcleaner": 1,
+        "csrsigning": 5,
         "daemonset": 2,
         "deployment": 5,
         "disruption": 1,
         "endpoint": 5,
         "endpointslice": 5,
         "endpointslicemirroring": 5,
+        "ephemeral-volume": 5,
         "garbagecollector": 20,
         "job": 5,
         "namespace": 10,
         "nodeipam": 1,
         "nodelifecycle": 1,
         "podgc": 1,
+        "pv-protection": 1,
+        "pvc-protection": 1,
         "replicaset": 5,
         "replicationcontroller": 5,
         "resourcequota": 5,
@@ -52,6 +60,7 @@ def test_defaults_follow_kube_controller_manager() -> None:
         "serviceaccount-token": 5,
         "statefulset": 5,
         "ttl": 5,
+        "tokencleaner": 1,
         "ttl-after-finished": 5,
     }
     assert s.controller_options is not None
@@ -146,16 +155,20 @@ def test_verbosity_forms() -> None:
     assert parse_run_args(["--v=6"]).verbosity == 6
 
 
+ON = [n for n, spec in CONTROLLERS.items() if spec.enabled_by_default]
+
+
 @pytest.mark.parametrize(
     ("selection", "enabled"),
     [
-        (["--controllers=*,-podgc"], [n for n in CONTROLLERS if n != "podgc"]),
+        (["--controllers=*,-podgc"], [n for n in ON if n != "podgc"]),
+        (["--controllers=*,bootstrapsigner"], [n for n in CONTROLLERS if n != "tokencleaner"]),
         (["--controllers=deployment,replicaset"], ["deployment", "replicaset"]),
         (["--controllers=deployment", "--controllers=job"], ["deployment", "job"]),
-        (["--controllers=-job,job,*"], [n for n in CONTROLLERS if n != "job"]),  # first wins
+        (["--controllers=-job,job,*"], [n for n in ON if n != "job"]),  # first wins
         (
             ["--controllers=*", "--enable-garbage-collector=false"],
-            [n for n in CONTROLLERS if n != "garbagecollector"],
+            [n for n in ON if n != "garbagecollector"],
         ),
     ],
 )
@@ -168,7 +181,10 @@ def test_unknown_controller_fails_fast_with_the_known_names(
 ) -> None:
     err = usage_error(["--controllers=*,-deploymnet"], capsys)
     assert "unknown controller '-deploymnet'" in err
-    assert "clusterrole-aggregation, cronjob, daemonset, deployment" in err
+    assert (
+        "known: bootstrapsigner, cloud-node, cloud-node-lifecycle, clusterrole-aggregation, "
+        "cronjob, csrapproving, csrcleaner" in err
+    )
 
 
 @pytest.mark.parametrize(

@@ -11,22 +11,29 @@ import pytest
 from kcm.controllers import CONTROLLERS, ControllerOption, ControllerSpec, enabled_controllers
 
 KCM_NAMES = [
+    "bootstrapsigner",
     "cloud-node",
     "cloud-node-lifecycle",
     "clusterrole-aggregation",
     "cronjob",
+    "csrapproving",
+    "csrcleaner",
+    "csrsigning",
     "daemonset",
     "deployment",
     "disruption",
     "endpoint",
     "endpointslice",
     "endpointslicemirroring",
+    "ephemeral-volume",
     "garbagecollector",
     "job",
     "namespace",
     "nodeipam",
     "nodelifecycle",
     "podgc",
+    "pv-protection",
+    "pvc-protection",
     "replicaset",
     "replicationcontroller",
     "resourcequota",
@@ -36,9 +43,12 @@ KCM_NAMES = [
     "serviceaccount",
     "serviceaccount-token",
     "statefulset",
+    "tokencleaner",
     "ttl",
     "ttl-after-finished",
 ]
+OFF_BY_DEFAULT = ("bootstrapsigner", "tokencleaner")  # as in kube-controller-manager
+ON_BY_DEFAULT = [n for n in KCM_NAMES if n not in OFF_BY_DEFAULT]
 
 
 def test_registry_lists_the_first_set_with_kube_flags() -> None:
@@ -75,12 +85,14 @@ def test_reading_the_registry_imports_no_controller() -> None:
 @pytest.mark.parametrize(
     ("selection", "expected"),
     [
-        (["*"], KCM_NAMES),
+        (["*"], ON_BY_DEFAULT),
+        (["*", "bootstrapsigner"], sorted([*ON_BY_DEFAULT, "bootstrapsigner"])),
+        (["tokencleaner"], ["tokencleaner"]),
         ([], []),
         (["deployment"], ["deployment"]),
-        (["*", "-podgc", "-job"], [n for n in KCM_NAMES if n not in ("podgc", "job")]),
+        (["*", "-podgc", "-job"], [n for n in ON_BY_DEFAULT if n not in ("podgc", "job")]),
         (["-podgc", "podgc"], []),  # the first entry naming it wins; no '*'
-        (["podgc", "-podgc", "*"], KCM_NAMES),
+        (["podgc", "-podgc", "*"], ON_BY_DEFAULT),
         ([" job ", ""], ["job"]),
     ],
 )
@@ -91,7 +103,7 @@ def test_enabled_controllers(selection: list[str], expected: list[str]) -> None:
 def test_unknown_names_are_all_reported() -> None:
     with pytest.raises(
         ValueError,
-        match=r"unknown controllers 'nope', '-nada'.*known: cloud-node, cloud-node-lifecycle, ",
+        match=r"unknown controllers 'nope', '-nada'.*known: bootstrapsigner, cloud-node, ",
     ):
         enabled_controllers(["*", "nope", "-nada"])
 

@@ -1,0 +1,125 @@
+"""The PV protection controller: a PersistentVolume keeps its ``kubernetes.io/pv-protection``
+finalizer while it is Bound, so it is not removed under a claim.
+
+kube-controller-manager's ``pv-protection``. A PV without the finalizer (and not being deleted)
+gets it; a PV being deleted loses it once its phase is not Bound. Both are updates with the
+cached resourceVersion; a conflict is retried with backoff.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any, final
+
+import anyio
+from anyio.abc import TaskStatus
+from prometheus_client import CollectorRegistry
+
+from kcm.client import ApiClient
+from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.errors import NotFound
+from kcm.informers import SharedInformerFactory
+from kcm.models import ObjectKey
+from kcm.models.core_v1 import PersistentVolume
+from kcm.record import EventRecorder
+from kcm.runtime import Controller, Result, add_finalizer, remove_finalizer
+from kcm.workqueue import default_controller_rate_limiter
+
+__all__ = ["PV_PROTECTION_FINALIZER", "PVProtectionController", "needs_attention"]
+
+logger = logging.getLogger(__name__)
+
+PV_PROTECTION_FINALIZER = "kubernetes.io/pv-protection"
+
+
+def needs_attention(pv: PersistentVolume) -> bool:
+    """The finalizer is missing on a live PV, or held by one being deleted (kube's
+    ``NeedToAddFinalizer || IsDeletionCandidate``)."""
+    has = PV_PROTECTION_FINALIZER in (pv.metadata.finalizers or ())
+    return has == (pv.metadata.deletion_timestamp is not None)
+
+
+def _key(pv: PersistentVolume) -> Iterable[ObjectKey]:
+    return (ObjectKey("", pv.metadata.name or ""),) if needs_attention(pv) else ()
+
+
+@final
+class PVProtectionController:
+    """Adds and removes the ``kubernetes.io/pv-protection`` finalizer.
+
+    Args:
+        client: the API client the PVs are updated with.
+        factory: where the PersistentVolume informer comes from.
+        recorder: unused (kube's controller only logs); the common signature.
+        clock: the queue's backoff clock.
+        workers: concurrent syncs (kube-controller-manager runs 1).
+        registry: a Prometheus registry for the controller and queue metrics.
+    """
+
+    def __init__(
+        self,
+        client: ApiClient,
+        factory: SharedInformerFactory,
+        *,
+        recorder: EventRecorder | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        workers: int = 1,
+        registry: CollectorRegistry | None = None,
+    ) -> None:
+        self._client = client
+        informer = factory.informer_for(PersistentVolume)
+        self._volumes = informer.lister()
+        self.controller: Controller[ObjectKey] = Controller(
+            "pvprotection",
+            self,
+            max_concurrent_reconciles=workers,
+            rate_limiter=default_controller_rate_limiter(clock=clock),
+            clock=clock,
+            metrics=registry,
+        )
+        self.controller.watch(informer, _AddedOrUpdated(), kind="PersistentVolume")
+
+    def __repr__(self) -> str:
+        return "<PVProtectionController>"
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Protect PVs until cancelled (started once the cache has synced)."""
+        await self.controller.run(task_status=task_status)
+
+    async def reconcile(self, request: ObjectKey) -> Result:
+        """Add or remove PV ``request.name``'s finalizer.
+
+        Raises:
+            KcmError: the update failed (retried with backoff).
+        """
+        pv = self._volumes.get_or_none(None, request.name)
+        if pv is None or not needs_attention(pv):
+            return Result()
+        api: Any = self._client.api(PersistentVolume)
+        try:
+            if pv.metadata.deletion_timestamp is None:
+                await add_finalizer(api, pv, PV_PROTECTION_FINALIZER)
+            elif (pv.status.phase if pv.status else None) != "Bound":
+                await remove_finalizer(api, pv, PV_PROTECTION_FINALIZER)
+                logger.info("removed protection finalizer from PV %s", request.name)
+        except NotFound:
+            pass
+        return Result()
+
+
+class _AddedOrUpdated:
+    """kube's handlers: adds and updates of a PV that needs attention; deletions nothing."""
+
+    def create_keys(
+        self, obj: PersistentVolume, *, is_in_initial_list: bool
+    ) -> Iterable[ObjectKey]:
+        return _key(obj)
+
+    def update_keys(self, old: PersistentVolume, new: PersistentVolume) -> Iterable[ObjectKey]:
+        return _key(new)
+
+    def delete_keys(
+        self, obj: PersistentVolume, *, final_state_unknown: bool
+    ) -> Iterable[ObjectKey]:
+        return ()

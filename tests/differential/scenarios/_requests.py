@@ -1,0 +1,48 @@
+"""PEM certificate requests the certificate scenarios send (fixed, so both recordings
+send the same bytes; each with its own P-256 key, thrown away)."""
+
+from __future__ import annotations
+
+ALICE = (
+    "-----BEGIN CERTIFICATE REQUEST-----\n"
+    "MIHhMIGHAgEAMCUxDjAMBgNVBAMMBWFsaWNlMRMwEQYDVQQKDApkZXZlbG9wZXJz\n"
+    "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEN6cp/Zs49HqI/WAJG9hQ8/uFnOd0\n"
+    "JJQoonqosLX3rOa0ob1LZCHRl1qL3YsmtpTNBTNkGOaG+Aq6IbAWJlSszqAAMAoG\n"
+    "CCqGSM49BAMCA0kAMEYCIQCYHtlDp9XtjaWa7jyfksaSLYsMDZSK3PPMo6gwI9AI\n"
+    "qgIhANpdFNALJB1X5ZlCLJbG8QyLbqzMS0gi/UBAj0uT32WC\n"
+    "-----END CERTIFICATE REQUEST-----\n"
+)
+
+NODE_CLIENT = (
+    "-----BEGIN CERTIFICATE REQUEST-----\n"
+    "MIHzMIGaAgEAMDgxHzAdBgNVBAMMFnN5c3RlbTpub2RlOmNzci1ub2RlLTExFTAT\n"
+    "BgNVBAoMDHN5c3RlbTpub2RlczBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABFCe\n"
+    "8Ry6IFPvgMHLIgAi3xy+jD6pXtw297y1PfRKgP9Zm1ebYZyY6njJhJcBWsRNk1uz\n"
+    "gLZWtLLTpRzrkb/Bv4OgADAKBggqhkjOPQQDAgNIADBFAiEA7htVRV8I3HA6xCU4\n"
+    "Tyzs6Ow1MUvjj284iPpqGKvbJkQCID6CDx8wx24oay9CpBHT7wC8cMeA4GDduXSA\n"
+    "v7sM4W4O\n"
+    "-----END CERTIFICATE REQUEST-----\n"
+)
+
+NOT_A_NODE = (
+    "-----BEGIN CERTIFICATE REQUEST-----\n"
+    "MIHwMIGYAgEAMDYxHzAdBgNVBAMMFnN5c3RlbTpub2RlOmNzci1ub2RlLTIxEzAR\n"
+    "BgNVBAoMCmRldmVsb3BlcnMwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAAR10SRC\n"
+    "86L7ryGpNY94BhsJAZpfAuhSlBI/MKLS+J6hOE+Ou/xN/LNxKVUhLhMI8nvZKjIZ\n"
+    "/pRRL6q5C3kaJSIgoAAwCgYIKoZIzj0EAwIDRwAwRAIgbFmvEpRVE7kNIgAwNKIT\n"
+    "5nc+aI8CgB8iHMdMeqhjHCYCIAThX9bcg44eJwjSRi76TSmMlwWk5d9j8UIn03Z0\n"
+    "XXgH\n"
+    "-----END CERTIFICATE REQUEST-----\n"
+)
+
+SERVING = (
+    "-----BEGIN CERTIFICATE REQUEST-----\n"
+    "MIIBKDCB0AIBADA4MR8wHQYDVQQDDBZzeXN0ZW06bm9kZTpjc3Itbm9kZS0zMRUw\n"
+    "EwYDVQQKDAxzeXN0ZW06bm9kZXMwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAAQM\n"
+    "nhj8sXSEyS/i7lQbx4BRbKaVv1RK9U6JXF6EuHXiL1MtpAEff/g3rbnFb/1Ll6YH\n"
+    "yVvALPqEHApgKC8+sQb3oDYwNAYJKoZIhvcNAQkOMScwJTAjBgNVHREEHDAaghJj\n"
+    "c3Itbm9kZS0zLmV4YW1wbGWHBAoBAgMwCgYIKoZIzj0EAwIDRwAwRAIgG6nRGUrE\n"
+    "ONT8RQ32E6uXNWXX/N2rv8KRoMbRUUC4pigCIDyTabv46iWRdoYmCqG3ZrtseCda\n"
+    "hY9EiFapin3IdzkL\n"
+    "-----END CERTIFICATE REQUEST-----\n"
+)
