@@ -2,7 +2,7 @@
 
 A real cluster gets PodMetrics and NodeMetrics from metrics-server scraping kubelets; the
 embedded cluster has no kubelets to scrape, so usage is declared. A pod states its simulated
-usage in the ``sim.kcm.io/usage`` annotation (plain data, so the server computes it from the
+usage in the ``kcm.dev/simulate-usage`` annotation (plain data, so the server computes it from the
 pod itself and needs no simulation): ``{"cpu": "250m", "memory": "64Mi"}`` for the pod (split
 evenly over its containers) or ``{"app": {"cpu": "250m"}, ...}`` per container. A pod without
 it, a container it does not name, or an annotation that does not parse, uses a tenth of its
@@ -28,7 +28,7 @@ from ._store import Store
 __all__ = ["METRICS_GROUP", "USAGE_ANNOTATION", "container_usage", "serve_metrics"]
 
 METRICS_GROUP = "metrics.k8s.io"
-USAGE_ANNOTATION = "sim.kcm.io/usage"
+USAGE_ANNOTATION = "kcm.dev/simulate-usage"
 _WINDOW = "15s"  # metrics-server's default --metric-resolution
 _DEFAULT_FRACTION = Decimal("0.1")
 _RESOURCES = ("cpu", "memory")

@@ -1,5 +1,5 @@
 """``kcm`` in embedded mode with ``kubectl autoscale``: raising the pods' simulated usage
-(the ``sim.kcm.io/usage`` annotation) scales the Deployment up, lowering it scales it down
+(the ``kcm.dev/simulate-usage`` annotation) scales the Deployment up, lowering it scales it down
 once the (shortened) downscale stabilization window has passed; ``kubectl top`` shows the
 usage."""
 
@@ -41,7 +41,9 @@ def _replicas(kubectl: Kubectl) -> int:
 
 def _annotate(kubectl: Kubectl, cpu: str) -> None:
     usage = json.dumps({"cpu": cpu})
-    kubectl.run("annotate", "pods", "-l", "app=web", f"sim.kcm.io/usage={usage}", "--overwrite")
+    kubectl.run(
+        "annotate", "pods", "-l", "app=web", f"kcm.dev/simulate-usage={usage}", "--overwrite"
+    )
 
 
 def _rescaled(kubectl: Kubectl, message: str) -> bool:

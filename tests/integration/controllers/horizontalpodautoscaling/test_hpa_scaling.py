@@ -120,7 +120,7 @@ class Env:
 
 
 def _usage(cpu: str) -> dict[str, str]:
-    return {"sim.kcm.io/usage": json.dumps({"cpu": cpu})}
+    return {"kcm.dev/simulate-usage": json.dumps({"cpu": cpu})}
 
 
 @asynccontextmanager
