@@ -280,10 +280,7 @@ class HorizontalController:
         else:
             desired = current
         status["currentReplicas"], status["desiredReplicas"] = current, desired
-        if metric_statuses:
-            status["currentMetrics"] = metric_statuses
-        else:
-            status.pop("currentMetrics", None)
+        status["currentMetrics"] = metric_statuses or None  # Go writes null (not omitempty)
         await self._write_status(hpa, original, status)
 
     async def _for_metrics(self, hpa: Obj, scale: Obj, status: Obj) -> tuple[int, str, list[Obj]]:

@@ -102,6 +102,7 @@ def to_v1(stored: Obj) -> Obj:
         annotations[_BEHAVIOR] = json.dumps(behavior, separators=(",", ":"))
     status = obj.get("status")
     if isinstance(status, dict):
+        status.setdefault("currentReplicas", 0)
         current = status.pop("currentMetrics", None) or []
         cpu = [m for m in current if _is_cpu_utilization(m, "current")]
         if cpu:
@@ -120,6 +121,9 @@ def to_v1(stored: Obj) -> Obj:
 
 class HorizontalPodAutoscalerStrategy(Strategy):
     """kube-apiserver's ``pkg/registry/autoscaling/horizontalpodautoscaler`` conversion."""
+
+    status_zero = {"currentMetrics": None, "desiredReplicas": 0}  # Go always writes these
+    status_omitempty = ("currentReplicas",)  # v2's ``omitempty`` (v1 always writes it)
 
     def decode(self, obj: Obj) -> None:
         if obj.get("apiVersion") == _V1:
