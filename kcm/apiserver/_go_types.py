@@ -21,6 +21,8 @@ import msgspec
 
 from kcm.models import FrozenMap, MicroTime
 
+from ._protobuf_messages import INLINE, MAP, MESSAGES, OMITEMPTY, POINTER, REPEATED
+
 __all__ = ["GoField", "GoType", "go_fields", "go_type"]
 
 _INT64_FIELDS: Final = frozenset(
@@ -98,6 +100,33 @@ _QUANTITIES: Final = frozenset(
 """``resource.Quantity`` fields."""
 
 
+def _omitempty_bools() -> frozenset[tuple[str, str]]:
+    """``bool`` fields (not ``*bool``) tagged ``omitempty``, by struct name, from the struct
+    tags the protobuf layout was generated from (a field inlined into a struct counts as the
+    struct's; a name whose versions disagree is left out). Go decodes ``false`` into them and
+    writes nothing back, so kube-apiserver never stores a ``false`` there: a merge patch of
+    ``{"spec": {"paused": false}}`` leaves no ``paused`` key."""
+
+    def plain(message: str) -> dict[str, bool]:
+        out: dict[str, bool] = {}
+        for _number, name, typ, flags in MESSAGES[message]:
+            if flags & INLINE and typ in MESSAGES:
+                out |= plain(typ)
+            elif typ == "bool":
+                out[name] = bool(flags & OMITEMPTY) and not flags & (POINTER | REPEATED | MAP)
+        return out
+
+    verdicts: dict[tuple[str, str], set[bool]] = {}
+    for message in MESSAGES:
+        struct = message.split(".", 1)[1]
+        for name, omitted in plain(message).items():
+            verdicts.setdefault((struct, name), set()).add(omitted)
+    return frozenset(key for key, seen in verdicts.items() if seen == {True})
+
+
+_OMITEMPTY_BOOLS: Final = _omitempty_bools()
+
+
 @dataclass(frozen=True)
 class GoType:
     """A field's type as the decoder needs it.
@@ -120,6 +149,8 @@ class GoField:
 
     json_name: str
     type: GoType
+    omit_false: bool = False
+    """A ``bool`` tagged ``omitempty``: ``false`` is not written back."""
 
 
 _SCALARS: Final = {
@@ -186,6 +217,8 @@ def go_fields(model: type[Any]) -> dict[str, GoField]:
         out["kind"] = GoField("kind", _SCALARS[str])
     for f in msgspec.structs.fields(model):
         out[f.encode_name] = GoField(
-            f.encode_name, go_type(f.type, owner=model.__name__, field=f.encode_name)
+            f.encode_name,
+            go_type(f.type, owner=model.__name__, field=f.encode_name),
+            omit_false=(model.__name__, f.encode_name) in _OMITEMPTY_BOOLS,
         )
     return out

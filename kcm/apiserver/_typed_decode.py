@@ -12,7 +12,8 @@ holds, so what it stores is always something a Go client can read:
 - ``int32`` fields refuse 2^31 and fractions (``number 1.5``), ``[]byte`` takes only base64,
   times must parse as RFC 3339 (``MicroTime``: six fractional digits) and are written in UTC,
   quantities are parsed and written in canonical form, an IntOrString takes a string or an
-  int32; their errors stop decoding at once, as Go's ``UnmarshalJSON`` methods do.
+  int32; their errors stop decoding at once, as Go's ``UnmarshalJSON`` methods do;
+- a ``false`` in a plain ``bool`` tagged ``omitempty`` (``spec.paused``) is not written back.
 """
 
 from __future__ import annotations
@@ -266,7 +267,7 @@ class _Decoder:
             if field is None:
                 continue  # unknown fields are dropped
             decoded = self.value(field.type, item, (tp.model.__name__, prefix + key), out.get(key))
-            if decoded is _REMOVE:
+            if decoded is _REMOVE or (field.omit_false and decoded is False):
                 out.pop(key, None)
             elif decoded is not _OMIT:
                 out[key] = decoded

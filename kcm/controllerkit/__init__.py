@@ -24,10 +24,12 @@ pieces. The families:
   :func:`template_from_patch` are a pod template as revision data, and back.
 * **Service endpoints**: a pod as an endpoint (:func:`should_pod_be_in_endpoints`,
   :func:`find_port`, :func:`should_set_hostname`), the Services a pod event concerns
-  (:func:`services_to_update_on_pod_change`), the last-change trigger time
-  (:class:`TriggerTimeTracker`), and for EndpointSlice writers the endpoint identity
-  (:class:`EndpointSet`), port groups and the generations they wrote
-  (:class:`EndpointSliceTracker`).
+  (:func:`services_to_update_on_pod_change`, and :class:`ServicePodEvents`, the pod event
+  handler), the last-change trigger time (:class:`TriggerTimeTracker`), the retry limit of
+  their syncs (:func:`sync_with_retry_limit`), and for EndpointSlice writers the endpoint
+  identity (:class:`EndpointSet`), port groups and the generations they wrote
+  (:class:`EndpointSliceTracker`, with :class:`StaleSliceSyncs` for syncs held back by a
+  stale cache).
 * **Placing pods on nodes**: taints against tolerations (:func:`tolerates_taint`,
   :func:`untolerated_taint`, :func:`add_or_update_toleration`) and node affinity
   (:func:`required_node_affinity_matches`, :func:`node_selector_matches`), for the DaemonSet
@@ -100,10 +102,13 @@ from ._replica_manager import ReplicaManager as ReplicaManager
 from ._replica_status import REPLICA_FAILURE as REPLICA_FAILURE
 from ._replica_status import calculate_replica_status as calculate_replica_status
 from ._replica_status import desired_replicas as desired_replicas
+from ._retry_limit import MAX_SYNC_RETRIES as MAX_SYNC_RETRIES
+from ._retry_limit import sync_with_retry_limit as sync_with_retry_limit
 from ._root_ca import read_root_ca as read_root_ca
 from ._root_ca import root_ca as root_ca
 from ._safe_encoding import SAFE_ALPHABET as SAFE_ALPHABET
 from ._safe_encoding import safe_encode_string as safe_encode_string
+from ._service_pod_events import ServicePodEvents as ServicePodEvents
 from ._services import HEADLESS_SERVICE_LABEL as HEADLESS_SERVICE_LABEL
 from ._services import LEADER_ELECTION_ANNOTATION as LEADER_ELECTION_ANNOTATION
 from ._services import pod_endpoints_changed as pod_endpoints_changed
@@ -113,6 +118,7 @@ from ._services import services_for_pod as services_for_pod
 from ._services import services_to_update_on_pod_change as services_to_update_on_pod_change
 from ._slow_start import SLOW_START_INITIAL_BATCH_SIZE as SLOW_START_INITIAL_BATCH_SIZE
 from ._slow_start import slow_start_batch as slow_start_batch
+from ._stale_slice_syncs import StaleSliceSyncs as StaleSliceSyncs
 from ._taints import NO_EXECUTE as NO_EXECUTE
 from ._taints import NO_SCHEDULE as NO_SCHEDULE
 from ._taints import PREFER_NO_SCHEDULE as PREFER_NO_SCHEDULE
@@ -145,6 +151,7 @@ __all__ = [
     "LAST_CHANGE_TRIGGER_TIME_ANNOTATION",
     "LEADER_ELECTION_ANNOTATION",
     "MANAGED_BY_LABEL",
+    "MAX_SYNC_RETRIES",
     "NODE_NAME_FIELD",
     "NO_EXECUTE",
     "NO_SCHEDULE",
@@ -171,7 +178,9 @@ __all__ = [
     "PodDeletions",
     "ReplicaKind",
     "ReplicaManager",
+    "ServicePodEvents",
     "StaleInformerCache",
+    "StaleSliceSyncs",
     "TriggerTimeTracker",
     "UIDTrackingControllerExpectations",
     "add_or_update_toleration",
@@ -226,6 +235,7 @@ __all__ = [
     "should_set_hostname",
     "slow_start_batch",
     "sort_controller_revisions",
+    "sync_with_retry_limit",
     "taint_text",
     "template_from_patch",
     "template_patch",

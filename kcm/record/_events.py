@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, final
 
 import anyio
 import msgspec
-from prometheus_client import CollectorRegistry, Counter
+from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from kcm.clock import SYSTEM_CLOCK, Clock, move_on_after
 from kcm.errors import AlreadyExists, Forbidden, KcmError, NotFound
@@ -92,6 +92,13 @@ class _Metrics:
             ["verb"],
             registry=registry,
         )
+        self.broadcasters: weakref.WeakSet[EventBroadcaster] = weakref.WeakSet()
+        pending = Gauge(
+            "kcm_events_pending",
+            "Events recorded and not yet written or dropped (buffered or being written)",
+            registry=registry,
+        )
+        pending.set_function(lambda: sum(b.unwritten for b in tuple(self.broadcasters)))
 
 
 _metrics: weakref.WeakKeyDictionary[CollectorRegistry, _Metrics] = weakref.WeakKeyDictionary()
@@ -198,6 +205,8 @@ class EventBroadcaster:
         self._shutdown_timeout = shutdown_timeout
         self._correlator = correlator or EventCorrelator(clock=clock)
         self._metrics = _metrics_for(registry) if registry is not None else None
+        if self._metrics is not None:
+            self._metrics.broadcasters.add(self)
         self._queue: deque[Event] = deque()
         self._wakeup: anyio.Event | None = None
         self._idle: anyio.Event | None = None
@@ -237,6 +246,11 @@ class EventBroadcaster:
     def pending(self) -> int:
         """Events buffered and not yet taken by ``run()``."""
         return len(self._queue)
+
+    @property
+    def unwritten(self) -> int:
+        """Events buffered or being written (``kcm_events_pending``)."""
+        return len(self._queue) + self._busy
 
     def _record(self, obj: Any, source: EventSource, type: str, reason: str, message: str) -> None:
         problem = validate_event(type, reason)

@@ -13,6 +13,7 @@ Metrics use client-go's names and are injected per queue (:class:`PrometheusMetr
 """
 
 from ._delaying import DelayingQueue as DelayingQueue
+from ._metrics import DelayMetrics as DelayMetrics
 from ._metrics import MetricsProvider as MetricsProvider
 from ._metrics import PrometheusMetrics as PrometheusMetrics
 from ._metrics import QueueMetrics as QueueMetrics
@@ -28,6 +29,7 @@ from ._rate_limiting import RateLimitingQueue as RateLimitingQueue
 
 __all__ = [
     "BucketRateLimiter",
+    "DelayMetrics",
     "DelayingQueue",
     "ItemExponentialFailureRateLimiter",
     "ItemFastSlowRateLimiter",

@@ -13,7 +13,7 @@ import anyio.abc
 from prometheus_client import CollectorRegistry
 
 from ..clock import SYSTEM_CLOCK, Clock
-from ._metrics import MetricsProvider
+from ._metrics import DelayMetrics, MetricsProvider
 from ._queue import Queue
 
 __all__ = ["DelayingQueue"]
@@ -66,6 +66,14 @@ class DelayingQueue(Queue[T]):
         self._timer: anyio.CancelScope | None = None
         self._running = False
         self._task_group: anyio.abc.TaskGroup | None = None
+        self._delay_metrics = self._metrics if isinstance(self._metrics, DelayMetrics) else None
+
+    def _report_delays(self) -> None:
+        if self._delay_metrics is not None:
+            heap, waiting = self._heap, self._waiting
+            while heap and waiting.get(heap[0][2]) != heap[0][:2]:
+                heapq.heappop(heap)  # superseded by an earlier time: drop it now
+            self._delay_metrics.delays(len(waiting), heap[0][0] if heap else None)
 
     def add_after(self, item: T, delay: float) -> None:
         """Add ``item`` once ``delay`` seconds have passed on the clock.
@@ -86,6 +94,7 @@ class DelayingQueue(Queue[T]):
         entry = (ready_at, next(self._seq))
         self._waiting[item] = entry
         heapq.heappush(self._heap, (*entry, item))
+        self._report_delays()
         if self._timer is not None and self._heap[0][1] == entry[1]:
             self._timer.cancel()  # the waiter sleeps for a later key: make it look again
 
@@ -103,6 +112,7 @@ class DelayingQueue(Queue[T]):
             if self._waiting.get(item) == (ready_at, seq):  # else superseded by an earlier time
                 del self._waiting[item]
                 self.add(item)
+        self._report_delays()
 
     async def run(
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
@@ -138,6 +148,7 @@ class DelayingQueue(Queue[T]):
         self._held.extend(entry for entry in self._heap if self._waiting.get(entry[2]) == entry[:2])
         self._heap.clear()
         self._waiting.clear()
+        self._report_delays()
         if self._timer is not None:
             self._timer.cancel()
 
@@ -148,6 +159,7 @@ class DelayingQueue(Queue[T]):
             if current is None or ready_at < current[0]:
                 self._waiting[item] = (ready_at, seq)
                 heapq.heappush(self._heap, (ready_at, seq, item))
+        self._report_delays()
         if self._timer is not None:
             self._timer.cancel()  # a waiter still running looks at the heap again
 

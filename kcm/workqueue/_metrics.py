@@ -18,7 +18,7 @@ import bisect
 import itertools
 import weakref
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from typing import ClassVar, Protocol, cast, final
+from typing import ClassVar, Protocol, cast, final, runtime_checkable
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import Metric
@@ -31,6 +31,7 @@ from ..clock import Clock
 __all__ = [
     "CONTROLLER_BUCKETS",
     "DEFAULT_BUCKETS",
+    "DelayMetrics",
     "MetricsProvider",
     "PrometheusMetrics",
     "QueueMetrics",
@@ -62,6 +63,19 @@ class QueueMetrics(Protocol):
 
     def retry(self) -> None:
         """An ``add_after`` (including ``add_rate_limited`` and delays <= 0)."""
+        ...
+
+
+@runtime_checkable
+class DelayMetrics(Protocol):
+    """Optional for a :class:`QueueMetrics`: the delayed keys of a :class:`DelayingQueue`
+    (kcm's own, not client-go's). What lets a test harness tell "idle" from "idle until a
+    requeue fires in a moment" (``kcm_workqueue_delayed_items``,
+    ``kcm_workqueue_next_delayed_seconds``)."""
+
+    def delays(self, waiting: int, next_ready_at: float | None) -> None:
+        """``waiting`` keys wait for their delay; the earliest is due at ``next_ready_at`` (on
+        the queue's clock's ``monotonic()``; None: no key waits)."""
         ...
 
 
@@ -112,8 +126,10 @@ class _PrometheusQueueMetrics:
         "depth",
         "labels",
         "name",
+        "next_ready_at",
         "queue_duration",
         "retries",
+        "waiting",
         "work_duration",
     )
 
@@ -132,6 +148,8 @@ class _PrometheusQueueMetrics:
         self.work_duration = _Histogram(buckets)
         self._add_times: dict[Hashable, float] = {}
         self._processing_starts: dict[Hashable, float] = {}
+        self.waiting = 0
+        self.next_ready_at: float | None = None
 
     def add(self, item: Hashable) -> None:
         self.adds += 1
@@ -155,6 +173,16 @@ class _PrometheusQueueMetrics:
     def retry(self) -> None:
         self.retries += 1
 
+    def delays(self, waiting: int, next_ready_at: float | None) -> None:
+        self.waiting = waiting
+        self.next_ready_at = next_ready_at
+
+    def next_delayed(self) -> float:
+        """Seconds until the earliest delayed key is due (0 if overdue; +Inf: none waits)."""
+        if self.next_ready_at is None:
+            return float("inf")
+        return max(0.0, self.next_ready_at - self._clock.monotonic())
+
     def in_flight(self) -> tuple[float, float]:
         """(sum of ages, oldest age) of the items being processed, in seconds."""
         now = self._clock.monotonic()
@@ -171,6 +199,8 @@ _HELP = {
     "observed by work_duration. Large values indicate stuck threads.",
     "longest": "How many seconds has the longest running processor for workqueue been running.",
     "retries": "Total number of retries handled by workqueue",
+    "delayed": "kcm: keys waiting for an add_after delay to pass",
+    "next_delayed": "kcm: seconds until the earliest delayed key is due (+Inf: none waits)",
 }
 
 
@@ -207,6 +237,8 @@ class _WorkqueueCollector(Collector):
         unfinished = _family("workqueue_unfinished_work_seconds", "unfinished", "gauge")
         longest = _family("workqueue_longest_running_processor_seconds", "longest", "gauge")
         retries = _family("workqueue_retries", "retries", "counter")
+        delayed = _family("kcm_workqueue_delayed_items", "delayed", "gauge")
+        next_delayed = _family("kcm_workqueue_next_delayed_seconds", "next_delayed", "gauge")
         for _name, queue in sorted(self._queues.items()):
             labels = queue.labels
             depth.samples.append(Sample(depth.name, labels, queue.depth))
@@ -221,7 +253,10 @@ class _WorkqueueCollector(Collector):
             total_age, oldest = queue.in_flight()
             unfinished.samples.append(Sample(unfinished.name, labels, total_age))
             longest.samples.append(Sample(longest.name, labels, oldest))
+            delayed.samples.append(Sample(delayed.name, labels, queue.waiting))
+            next_delayed.samples.append(Sample(next_delayed.name, labels, queue.next_delayed()))
         yield from (depth, adds, queue_duration, work_duration, unfinished, longest, retries)
+        yield from (delayed, next_delayed)
 
     def describe(self) -> Iterator[Metric]:
         # Empty families, so the registry refuses a second provider with the same names.

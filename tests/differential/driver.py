@@ -36,6 +36,10 @@ __all__ = ["Target", "run_scenario"]
 
 _MERGE = {"Content-Type": "application/merge-patch+json"}
 
+IDLE_QUIET = 0.5
+"""Seconds a snapshot must stay unchanged before a settle asks the controller manager whether
+it is idle (informer events of the last write reach it well within that)."""
+
 
 @dataclass(frozen=True)
 class Target:
@@ -46,18 +50,28 @@ class Target:
     token: str | None = None
     metrics_url: str | None = None
 
-    def controllers_idle(self) -> bool:
+    def controllers_idle(self, within: float) -> bool | None:
+        """Whether the controller manager is idle: nothing queued, nothing being worked on,
+        no event unwritten, and no delayed key due within ``within`` seconds (kcm's
+        ``/metrics``). None: it cannot tell (no metrics, or not kcm's)."""
         if self.metrics_url is None:
-            return True
+            return None
         try:
             text = httpx.get(self.metrics_url, timeout=5.0).text
         except httpx.HTTPError:
             return False  # the controller manager is gone: the settle runs to its deadline
-        busy = 0.0
+        busy, next_due, seen = 0.0, float("inf"), False
         for line in text.splitlines():
-            if line.startswith(("workqueue_depth{", "workqueue_unfinished_work_seconds{")):
+            if line.startswith(
+                ("workqueue_depth{", "workqueue_unfinished_work_seconds{", "kcm_events_pending ")
+            ):
                 busy += float(line.rsplit(" ", 1)[1])
-        return busy == 0.0
+            elif line.startswith("kcm_workqueue_next_delayed_seconds{"):
+                seen = True
+                next_due = min(next_due, float(line.rsplit(" ", 1)[1]))
+        if not seen:
+            return None
+        return busy == 0.0 and next_due > within
 
     def client(self) -> httpx.Client:
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
@@ -310,9 +324,19 @@ def _settle(
         now = time.monotonic()
         if text != last:
             last, stable_since = text, now
-        elif (now - stable_since >= step.quiet and target.controllers_idle()) or now > deadline:
+        elif now > deadline:
             return snapshot
-        time.sleep(0.25)
+        elif now - stable_since >= IDLE_QUIET:
+            # kcm says when it is done: idle, and no requeue due within the quiet window;
+            # otherwise (or for a controller manager that cannot say) the window itself.
+            idle = target.controllers_idle(within=step.quiet)
+            if idle or (idle is None and now - stable_since >= step.quiet):
+                return snapshot
+            # past the window, a delayed key (a requeue loop) no longer holds the snapshot
+            past_window = idle is False and now - stable_since >= step.quiet
+            if past_window and target.controllers_idle(within=0.0):
+                return snapshot
+        time.sleep(0.2)
 
 
 def _run_step(

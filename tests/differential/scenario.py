@@ -79,7 +79,10 @@ class Kubelet:
 @dataclass(frozen=True)
 class Settle:
     """Wait until the namespace stops changing (no change for ``quiet`` seconds, at most
-    ``timeout``), then take a snapshot."""
+    ``timeout``), then take a snapshot. Against kcm the wait ends sooner, once nothing has
+    changed for :data:`driver.IDLE_QUIET` seconds and kcm reports itself idle with no
+    delayed key due within ``quiet`` seconds (so ``quiet`` also bounds the requeues a
+    snapshot waits for, e.g. ``minReadySeconds``)."""
 
     quiet: float = 2.0
     timeout: float = 60.0

@@ -31,6 +31,7 @@ from .core.secrets import SecretStrategy
 from .core.serviceaccounts import ServiceAccountStrategy
 from .core.services import ServiceStrategy
 from .customresources import CustomResourceStrategy
+from .discovery.endpointslices import EndpointSliceStrategy
 from .rbac.roles import RbacStrategy
 from .scheduling.priorityclasses import PriorityClassStrategy
 
@@ -65,6 +66,7 @@ _STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("batch", "Job"): JobStrategy,
     ("certificates.k8s.io", "CertificateSigningRequest"): CertificateSigningRequestStrategy,
     ("coordination.k8s.io", "Lease"): LeaseStrategy,
+    ("discovery.k8s.io", "EndpointSlice"): EndpointSliceStrategy,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): CustomResourceDefinitionStrategy,
     ("rbac.authorization.k8s.io", "ClusterRole"): RbacStrategy,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): RbacStrategy,
@@ -74,7 +76,6 @@ _STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     # kinds whose only rule of their own is that the server keeps metadata.generation
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): GenerationalStrategy,
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): GenerationalStrategy,
-    ("discovery.k8s.io", "EndpointSlice"): GenerationalStrategy,
     ("flowcontrol.apiserver.k8s.io", "FlowSchema"): GenerationalStrategy,
     ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): GenerationalStrategy,
     ("networking.k8s.io", "Ingress"): GenerationalStrategy,

@@ -709,7 +709,7 @@ class _Sync:
             self.event(
                 "Normal",
                 "ScalingReplicaSet",
-                f"Scaled up replica set {name} from 0 to {replicas}",
+                f"Scaled up replica set {name} to {replicas}",
             )
         d_annotations = self.revision_annotations(str(new_revision))
         status = self.status()
@@ -840,8 +840,7 @@ class _Sync:
             self.event(
                 "Normal",
                 "ScalingReplicaSet",
-                f"Scaled {step.direction} replica set {rs.metadata.name} from "
-                f"{rs_replicas(rs)} to {new_scale}",
+                f"Scaled {step.direction} replica set {rs.metadata.name} to {new_scale}",
             )
         return size_changed, updated
 

@@ -23,13 +23,14 @@ from kcm.controllerkit import (
     HEADLESS_SERVICE_LABEL,
     LAST_CHANGE_TRIGGER_TIME_ANNOTATION,
     LEADER_ELECTION_ANNOTATION,
+    MAX_SYNC_RETRIES,
+    ServicePodEvents,
     TriggerTimeTracker,
     format_trigger_time,
     is_namespace_terminating,
     service_ip_set,
     service_selector,
-    services_for_pod,
-    services_to_update_on_pod_change,
+    sync_with_retry_limit,
 )
 from kcm.errors import KcmError, NotFound
 from kcm.informers import SharedInformerFactory
@@ -37,7 +38,7 @@ from kcm.models import ObjectKey, object_key
 from kcm.models.core_v1 import Endpoints, EndpointSubset, Pod, Service
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.record import EventRecorder
-from kcm.runtime import Controller, Result, TerminalError
+from kcm.runtime import Controller, Result
 from kcm.workqueue import default_controller_rate_limiter
 
 from ._subsets import (
@@ -54,7 +55,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_WORKERS = 5
 """``--concurrent-endpoint-syncs``."""
-MAX_RETRIES = 15
+MAX_RETRIES = MAX_SYNC_RETRIES
 """A Service whose sync keeps failing is dropped after this many retries (until its next
 event)."""
 
@@ -68,31 +69,6 @@ class _ServiceEvents:
 
     def delete_keys(self, obj: Service, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
         return (object_key(obj),)
-
-
-class _PodEvents:
-    """Pod events queue the Services concerned after the batch period (the keys go straight
-    to the queue's delay, so the runtime's handler gets none)."""
-
-    def __init__(self, owner: EndpointController) -> None:
-        self._owner = owner
-
-    def _later(self, keys: Iterable[ObjectKey]) -> Iterable[ObjectKey]:
-        for key in keys:
-            self._owner.controller.queue.add_after(key, self._owner.batch_period)
-        return ()
-
-    def _services(self, pod: Pod) -> list[Service]:
-        return self._owner.services.namespace(pod.metadata.namespace or "").list()
-
-    def create_keys(self, obj: Pod, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return self._later(services_for_pod(self._services(obj), obj))
-
-    def update_keys(self, old: Pod, new: Pod) -> Iterable[ObjectKey]:
-        return self._later(services_to_update_on_pod_change(self._services(new), old, new))
-
-    def delete_keys(self, obj: Pod, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        return self._later(services_for_pod(self._services(obj), obj))
 
 
 class _EndpointsEvents:
@@ -188,7 +164,8 @@ class EndpointController:
             metrics=registry,
         )
         self.controller.watch(service_informer, _ServiceEvents(), kind="Service")
-        self.controller.watch(pod_informer, _PodEvents(self), kind="Pod")
+        pod_events = ServicePodEvents(self.services, self.controller.queue.add_after, batch_period)
+        self.controller.watch(pod_informer, pod_events, kind="Pod")
         self.controller.watch(endpoints_informer, _EndpointsEvents(self), kind="Endpoints")
 
     def __repr__(self) -> str:
@@ -225,16 +202,13 @@ class EndpointController:
             KcmError: a write failed; retried with backoff.
             TerminalError: it failed :data:`MAX_RETRIES` times in a row (dropped).
         """
-        try:
-            await self._sync(request)
-        except Exception as exc:
-            if self.controller.queue.num_requeues(request) >= MAX_RETRIES:
-                raise TerminalError(
-                    f"dropping service {request} out of the queue after {MAX_RETRIES} "
-                    f"failed syncs: {exc}"
-                ) from exc
-            raise
-        return Result()
+        return await sync_with_retry_limit(
+            self._sync,
+            request,
+            num_requeues=self.controller.queue.num_requeues,
+            what="service",
+            max_retries=MAX_RETRIES,
+        )
 
     async def _sync(self, key: ObjectKey) -> None:
         api = self._client.api(Endpoints, key.namespace)

@@ -21,22 +21,23 @@ from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.controllerkit import (
     MANAGED_BY_LABEL,
+    MAX_SYNC_RETRIES,
     SERVICE_NAME_LABEL,
     EndpointSliceTracker,
-    StaleInformerCache,
+    ServicePodEvents,
+    StaleSliceSyncs,
     TriggerTimeTracker,
     managed_by,
     service_key_for_slice,
     service_selector,
-    services_for_pod,
-    services_to_update_on_pod_change,
+    sync_with_retry_limit,
 )
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key
 from kcm.models.core_v1 import Node, Pod, Service
 from kcm.models.discovery_v1 import EndpointSlice
 from kcm.record import EventRecorder
-from kcm.runtime import Controller, Result, TerminalError
+from kcm.runtime import Controller, Result
 from kcm.workqueue import BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter
 
 from ._endpoints import CONTROLLER_NAME
@@ -55,7 +56,7 @@ DEFAULT_WORKERS = 5
 """``--concurrent-service-endpoint-syncs``."""
 DEFAULT_MAX_ENDPOINTS_PER_SLICE = 100
 """``--max-endpoints-per-slice``."""
-MAX_RETRIES = 15
+MAX_RETRIES = MAX_SYNC_RETRIES
 """A Service whose sync keeps failing is dropped after this many retries."""
 SLICE_CHANGE_MIN_SYNC_DELAY = 1.0
 """A slice change syncs its Service no sooner than this (batches changes to several
@@ -80,30 +81,6 @@ class _ServiceEvents:
 
     def delete_keys(self, obj: Service, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
         return (object_key(obj),)
-
-
-class _PodEvents:
-    """The Services a pod event concerns, after the batch period."""
-
-    def __init__(self, owner: EndpointSliceController) -> None:
-        self._owner = owner
-
-    def _later(self, keys: Iterable[ObjectKey]) -> Iterable[ObjectKey]:
-        for key in keys:
-            self._owner.controller.queue.add_after(key, self._owner.batch_period)
-        return ()
-
-    def _services(self, pod: Pod) -> list[Service]:
-        return self._owner.services.namespace(pod.metadata.namespace or "").list()
-
-    def create_keys(self, obj: Pod, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return self._later(services_for_pod(self._services(obj), obj))
-
-    def update_keys(self, old: Pod, new: Pod) -> Iterable[ObjectKey]:
-        return self._later(services_to_update_on_pod_change(self._services(new), old, new))
-
-    def delete_keys(self, obj: Pod, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        return self._later(services_for_pod(self._services(obj), obj))
 
 
 class _NodeEvents:
@@ -131,13 +108,13 @@ class _SliceEvents:
         self._owner = owner
 
     def create_keys(self, obj: EndpointSlice, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        self._owner.cache_moved(obj)
+        self._owner.stale.cache_moved(obj)
         if _ours(obj) and self._owner.tracker.should_sync(obj):
             self._owner.queue_for_slice(obj)
         return ()
 
     def update_keys(self, old: EndpointSlice, new: EndpointSlice) -> Iterable[ObjectKey]:
-        self._owner.cache_moved(new)
+        self._owner.stale.cache_moved(new)
         old_service = (old.metadata.labels or {}).get(SERVICE_NAME_LABEL)
         new_service = (new.metadata.labels or {}).get(SERVICE_NAME_LABEL)
         if old_service != new_service:
@@ -148,7 +125,7 @@ class _SliceEvents:
         return ()
 
     def delete_keys(self, obj: EndpointSlice, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        self._owner.cache_moved(obj)
+        self._owner.stale.cache_moved(obj)
         tracker = self._owner.tracker
         if _ours(obj) and tracker.has(obj) and not tracker.handle_deletion(obj):
             self._owner.queue_for_slice(obj)
@@ -205,7 +182,7 @@ class EndpointSliceController:
         self.batch_period = batch_period
         self.tracker = EndpointSliceTracker()
         self.triggers = TriggerTimeTracker()
-        self._stale: set[ObjectKey] = set()
+        self.stale = StaleSliceSyncs(lambda key: self.controller.queue.add(key))
         service_informer = factory.informer_for(Service)
         pod_informer = factory.informer_for(Pod)
         node_informer = factory.informer_for(Node)
@@ -229,7 +206,8 @@ class EndpointSliceController:
             metrics=registry,
         )
         self.controller.watch(service_informer, _ServiceEvents(), kind="Service")
-        self.controller.watch(pod_informer, _PodEvents(self), kind="Pod")
+        pod_events = ServicePodEvents(self.services, self.controller.queue.add_after, batch_period)
+        self.controller.watch(pod_informer, pod_events, kind="Pod")
         self.controller.watch(slice_informer, _SliceEvents(self), kind="EndpointSlice")
         self.controller.watch(node_informer, _NodeEvents(), kind="Node")
 
@@ -249,14 +227,6 @@ class EndpointSliceController:
             delay = max(SLICE_CHANGE_MIN_SYNC_DELAY, self.batch_period)
             self.controller.queue.add_after(key, delay)
 
-    def cache_moved(self, endpoint_slice: EndpointSlice) -> None:
-        """A slice event arrived: a Service whose last sync found the cache stale is synced
-        now (it may have caught up)."""
-        key = service_key_for_slice(endpoint_slice)
-        if key is not None and key in self._stale:
-            self._stale.discard(key)
-            self.controller.queue.add(key)
-
     # -- sync ----------------------------------------------------------------------------------
 
     async def reconcile(self, request: ObjectKey) -> Result:
@@ -267,19 +237,16 @@ class EndpointSliceController:
             KcmError: a write failed; retried with backoff.
             TerminalError: it failed :data:`MAX_RETRIES` times in a row (dropped).
         """
-        try:
-            await self._sync(request)
-        except Exception as exc:
-            if self.controller.queue.num_requeues(request) >= MAX_RETRIES:
-                raise TerminalError(
-                    f"dropping service {request} out of the queue after {MAX_RETRIES} "
-                    f"failed syncs: {exc}"
-                ) from exc
-            raise
-        return Result()
+        return await sync_with_retry_limit(
+            self._sync,
+            request,
+            num_requeues=self.controller.queue.num_requeues,
+            what="service",
+            max_retries=MAX_RETRIES,
+        )
 
     async def _sync(self, key: ObjectKey) -> None:
-        self._stale.discard(key)
+        self.stale.starting(key)
         service = self.services.namespace(key.namespace).get_or_none(key.name)
         if service is None:
             self.triggers.delete_service(key)
@@ -293,8 +260,7 @@ class EndpointSliceController:
             {SERVICE_NAME_LABEL: key.name, MANAGED_BY_LABEL: CONTROLLER_NAME}
         )
         if self.tracker.stale_slices(key, existing):
-            self._stale.add(key)
-            raise StaleInformerCache("EndpointSlice informer cache is out of date")
+            raise self.stale.stale(key)
         trigger = self.triggers.compute(service, pods)
         try:
             await self.reconciler.reconcile(service, pods, existing, trigger)

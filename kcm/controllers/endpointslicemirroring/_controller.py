@@ -23,20 +23,22 @@ from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.controllerkit import (
     LEADER_ELECTION_ANNOTATION,
     MANAGED_BY_LABEL,
+    MAX_SYNC_RETRIES,
     SERVICE_NAME_LABEL,
     SKIP_MIRROR_LABEL,
     EndpointSliceTracker,
-    StaleInformerCache,
+    StaleSliceSyncs,
     managed_by,
     service_key_for_slice,
     service_selector,
+    sync_with_retry_limit,
 )
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key
 from kcm.models.core_v1 import Endpoints, Service
 from kcm.models.discovery_v1 import EndpointSlice
 from kcm.record import EventRecorder
-from kcm.runtime import Controller, Result, TerminalError
+from kcm.runtime import Controller, Result
 from kcm.workqueue import BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter
 
 from ._desired import CONTROLLER_NAME
@@ -56,7 +58,7 @@ DEFAULT_WORKERS = 5
 """``--mirroring-concurrent-service-endpoint-syncs``."""
 DEFAULT_MAX_ENDPOINTS_PER_SUBSET = 1000
 """``--mirroring-max-endpoints-per-subset``."""
-MAX_RETRIES = 15
+MAX_RETRIES = MAX_SYNC_RETRIES
 """An Endpoints object whose sync keeps failing is dropped after this many retries."""
 
 
@@ -105,13 +107,13 @@ class _SliceEvents:
         self._owner = owner
 
     def create_keys(self, obj: EndpointSlice, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        self._owner.cache_moved(obj)
+        self._owner.stale.cache_moved(obj)
         if _ours(obj) and self._owner.tracker.should_sync(obj):
             self._owner.queue_for_slice(obj)
         return ()
 
     def update_keys(self, old: EndpointSlice, new: EndpointSlice) -> Iterable[ObjectKey]:
-        self._owner.cache_moved(new)
+        self._owner.stale.cache_moved(new)
         if (old.metadata.labels or {}).get(SERVICE_NAME_LABEL) != (new.metadata.labels or {}).get(
             SERVICE_NAME_LABEL
         ):
@@ -122,7 +124,7 @@ class _SliceEvents:
         return ()
 
     def delete_keys(self, obj: EndpointSlice, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        self._owner.cache_moved(obj)
+        self._owner.stale.cache_moved(obj)
         tracker = self._owner.tracker
         if _ours(obj) and tracker.has(obj) and not tracker.handle_deletion(obj):
             self._owner.queue_for_slice(obj)
@@ -175,7 +177,7 @@ class EndpointSliceMirroringController:
             )
         self.batch_period = batch_period
         self.tracker = EndpointSliceTracker()
-        self._stale: set[ObjectKey] = set()
+        self.stale = StaleSliceSyncs(lambda key: self.controller.queue.add(key))
         endpoints_informer = factory.informer_for(Endpoints)
         slice_informer = factory.informer_for(EndpointSlice)
         service_informer = factory.informer_for(Service)
@@ -217,14 +219,6 @@ class EndpointSliceMirroringController:
         if key is not None:
             self.controller.queue.add_after(key, self.batch_period)
 
-    def cache_moved(self, endpoint_slice: EndpointSlice) -> None:
-        """A slice event arrived: an Endpoints whose last sync found the cache stale is
-        synced now."""
-        key = service_key_for_slice(endpoint_slice)
-        if key is not None and key in self._stale:
-            self._stale.discard(key)
-            self.controller.queue.add(key)
-
     async def reconcile(self, request: ObjectKey) -> Result:
         """Mirror one Endpoints key (or clean up after it).
 
@@ -233,16 +227,13 @@ class EndpointSliceMirroringController:
             KcmError: a write failed; retried with backoff.
             TerminalError: it failed :data:`MAX_RETRIES` times in a row (dropped).
         """
-        try:
-            await self._sync(request)
-        except Exception as exc:
-            if self.controller.queue.num_requeues(request) >= MAX_RETRIES:
-                raise TerminalError(
-                    f"dropping Endpoints {request} out of the queue after {MAX_RETRIES} "
-                    f"failed syncs: {exc}"
-                ) from exc
-            raise
-        return Result()
+        return await sync_with_retry_limit(
+            self._sync,
+            request,
+            num_requeues=self.controller.queue.num_requeues,
+            what="Endpoints",
+            max_retries=MAX_RETRIES,
+        )
 
     def _mirrored(self, key: ObjectKey) -> list[EndpointSlice]:
         return self.slices.namespace(key.namespace).list(
@@ -250,7 +241,7 @@ class EndpointSliceMirroringController:
         )
 
     async def _sync(self, key: ObjectKey) -> None:
-        self._stale.discard(key)
+        self.stale.starting(key)
         endpoints = self.endpoints.namespace(key.namespace).get_or_none(key.name)
         service = self.services.namespace(key.namespace).get_or_none(key.name)
         if (
@@ -264,6 +255,5 @@ class EndpointSliceMirroringController:
             return
         existing = self._mirrored(key)
         if self.tracker.stale_slices(key, existing):
-            self._stale.add(key)
-            raise StaleInformerCache()
+            raise self.stale.stale(key)
         await self.reconciler.reconcile(endpoints, existing)

@@ -31,7 +31,8 @@ def parse_indexes(text: str | None, completions: int) -> set[int]:
 
 
 def format_indexes(indexes: Iterable[int]) -> str:
-    """Sorted indexes in interval notation: ``{1, 3, 4, 5}`` gives ``"1,3-5"``."""
+    """Sorted indexes in interval notation: ``{1, 3, 4, 5}`` gives ``"1,3-5"``, ``{0, 1}``
+    gives ``"0,1"`` (a range needs three)."""
     parts: list[str] = []
     ordered = sorted(set(indexes))
     i = 0
@@ -39,6 +40,9 @@ def format_indexes(indexes: Iterable[int]) -> str:
         j = i
         while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
             j += 1
-        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        if i == j:
+            parts.append(str(ordered[i]))
+        else:  # two in a row are listed, as kube-controller-manager writes them
+            parts.append(f"{ordered[i]}{',' if j == i + 1 else '-'}{ordered[j]}")
         i = j + 1
     return ",".join(parts)

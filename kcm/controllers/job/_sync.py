@@ -525,7 +525,7 @@ class _Sync:
         return status, conditions
 
     async def _write_status(self, job: Job, status: JobStatus) -> Job:
-        if status == (job.status or JobStatus()):
+        if _as_stored(status) == _as_stored(job.status or JobStatus()):
             return job
         new = msgspec.structs.replace(job, status=status)
         return await self.job_api.update(job, new, subresource="status")
@@ -697,3 +697,22 @@ class _Sync:
             for pod in pods:
                 tg.start_soon(delete, pod)
         return deleted
+
+
+def _as_stored(status: JobStatus) -> JobStatus:
+    """``status`` as the server stores it: Go leaves out a zero ``active``, ``succeeded`` or
+    ``failed``, an empty ``completedIndexes`` and empty uncounted lists (``omitempty``), so a
+    status that differs only there is no change (Go compares its structs, where 0 is 0)."""
+    uncounted = status.uncounted_terminated_pods
+    if uncounted is not None:
+        uncounted = UncountedTerminatedPods(
+            succeeded=uncounted.succeeded or None, failed=uncounted.failed or None
+        )
+    return msgspec.structs.replace(
+        status,
+        active=status.active or None,
+        succeeded=status.succeeded or None,
+        failed=status.failed or None,
+        completed_indexes=status.completed_indexes or None,
+        uncounted_terminated_pods=uncounted,
+    )

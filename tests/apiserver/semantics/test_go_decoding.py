@@ -204,3 +204,15 @@ def test_times_parse_as_go_parses_them(value: str, layout: str, result: str) -> 
         parse_time(value, layout)
     assert str(caught.value).startswith(f'parsing time "{value}"')
     assert str(caught.value).endswith(result)
+
+
+def test_false_in_an_omitempty_bool_is_not_kept() -> None:
+    """``spec.paused: false`` and a pod's ``hostNetwork: false`` are not written back by Go
+    (plain ``bool``, ``omitempty``); ``true`` is, and a ``*bool`` keeps its ``false``."""
+    deployments = Registry().lookup("apps", "v1", "deployments")
+    spec = {"paused": False, "replicas": 1}
+    assert _decode({"spec": spec}, res=deployments)["spec"] == {"replicas": 1}
+    paused = _decode({"spec": {"paused": True}}, res=deployments)
+    assert paused["spec"] == {"paused": True}
+    pod = {"spec": {"hostNetwork": False, "automountServiceAccountToken": False}}
+    assert _decode(pod, res=PODS)["spec"] == {"automountServiceAccountToken": False}

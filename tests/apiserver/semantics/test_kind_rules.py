@@ -217,3 +217,50 @@ def test_created_objects_record_only_what_the_client_sent_and_its_defaults(rest:
     [entry] = svc["metadata"]["managedFields"]
     assert "f:clusterIP" not in entry["fieldsV1"]["f:spec"]
     assert "f:sessionAffinity" in entry["fieldsV1"]["f:spec"]  # a scheme default
+
+
+def test_empty_endpoint_slice_lists_read_back_null(rest: Rest) -> None:
+    """kube-apiserver stores EndpointSlices as protobuf: ``endpoints: []`` (what the Go
+    controllers write for an empty slice) and a missing ``ports`` read back as ``null``."""
+    body = {"metadata": {"name": "s"}, "addressType": "IPv4", "endpoints": []}
+    created = _create(rest, "endpointslices", body, group="discovery.k8s.io")
+    assert created["endpoints"] is None
+    assert created["ports"] is None
+    port = {"name": "http", "port": 80, "protocol": "TCP"}
+    patched = _patch(rest, "endpointslices", "s", {"ports": [port]}, group="discovery.k8s.io")
+    assert patched["ports"] == [port]
+    assert patched["endpoints"] is None
+
+
+def test_a_merge_patch_of_paused_false_leaves_no_paused(rest: Rest) -> None:
+    """``spec.paused`` is a plain ``bool`` with ``omitempty``: Go writes no ``false``."""
+    body = {
+        "metadata": {"name": "d"},
+        "spec": {
+            "paused": True,
+            "selector": {"matchLabels": {"app": "x"}},
+            "template": _template(),
+        },
+    }
+    assert _create(rest, "deployments", body, group="apps")["spec"]["paused"] is True
+    resumed = _patch(rest, "deployments", "d", {"spec": {"paused": False}}, group="apps")
+    assert "paused" not in resumed["spec"]
+
+
+def test_a_job_without_labels_gets_its_templates_with_the_generated_ones(rest: Rest) -> None:
+    """Go's defaulting shares the template's label map with a Job that has none, so the
+    selector labels generated afterwards show on the Job too (as on kube-apiserver)."""
+    template = {**_template(), "spec": {**_template()["spec"], "restartPolicy": "Never"}}
+    job = _create(
+        rest, "jobs", {"metadata": {"name": "j"}, "spec": {"template": template}}, "batch"
+    )
+    uid = job["metadata"]["uid"]
+    assert job["metadata"]["labels"] == {
+        "app": "x",
+        "batch.kubernetes.io/controller-uid": uid,
+        "batch.kubernetes.io/job-name": "j",
+        "controller-uid": uid,
+        "job-name": "j",
+    }
+    own = {"metadata": {"name": "k", "labels": {"team": "a"}}, "spec": {"template": template}}
+    assert _create(rest, "jobs", own, "batch")["metadata"]["labels"] == {"team": "a"}

@@ -18,7 +18,11 @@ SCENARIOS = [
             Create(bound_pod("b", "df-ep-node-1")),
             Create(bound_pod("c", "df-ep-node-1")),
             Settle(),
-            Kubelet("pod in (a,b)", ips=True),
+            # one pod at a time: two changes in one breath are one write or two (a slice's
+            # generation) depending on whether the controller synced in between
+            Kubelet("pod=a", ips=True),
+            Settle(),
+            Kubelet("pod=b", ips=True),
             Settle(),
             Kubelet("pod=c", ready=False, ips=True),
             Settle(),

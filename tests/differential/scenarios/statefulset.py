@@ -8,7 +8,7 @@ from typing import Any
 from kcm.controllerkit import controller_revision_name, hash_controller_revision
 from kcm.models.apps_v1 import ControllerRevision
 
-from ..scenario import Create, Delete, Kubelet, Patch, Scenario, Settle
+from ..scenario import Create, Delete, Kubelet, Patch, Scenario, Settle, Until
 from ._objects import bare_pod, pod_template
 
 KINDS = ("statefulsets", "pods", "controllerrevisions", "events")
@@ -217,11 +217,12 @@ SCENARIOS = [
     Scenario(
         "statefulset/min-ready-seconds",
         (
-            Create(statefulset("web", 2, minReadySeconds=6)),
+            Create(statefulset("web", 2, minReadySeconds=10)),
             Settle(),
             Kubelet("app=web"),
-            Settle(quiet=2.0),
-            Settle(quiet=10.0),
+            Settle(),  # well within the 10 s: web-0 Ready, not available, no web-1
+            Until("pods", 2),  # the state, not a time: web-1 once web-0 is available
+            Settle(),
         ),
         kinds=KINDS,
         doc="web-1 waits until web-0 has been Ready for minReadySeconds (available)",

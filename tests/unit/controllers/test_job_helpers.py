@@ -21,7 +21,13 @@ from kcm.models.core_v1 import Pod
 
 @pytest.mark.parametrize(
     ("indexes", "text"),
-    [(set(), ""), ({1}, "1"), ({1, 3, 4, 5}, "1,3-5"), ({0, 1, 2, 7, 9, 10}, "0-2,7,9-10")],
+    [
+        (set(), ""),
+        ({1}, "1"),
+        ({1, 3, 4, 5}, "1,3-5"),
+        ({0, 1, 2, 7, 9, 10}, "0-2,7,9,10"),  # two in a row: listed, as Go writes them
+        ({0, 1}, "0,1"),
+    ],
 )
 def test_indexes_round_trip(indexes: set[int], text: str) -> None:
     assert format_indexes(indexes) == text

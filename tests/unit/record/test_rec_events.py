@@ -572,3 +572,21 @@ async def test_unexpected_errors_cost_one_event_not_the_broadcaster(
     assert [e.reason for e in sink.events.values()] == ["Fine"]
     assert "sink bug" in caplog.text
     assert "correlator bug" in caplog.text
+
+
+async def test_unwritten_events_are_a_gauge() -> None:
+    """``kcm_events_pending``: events recorded and not yet written (a harness waits for 0)."""
+    sink, clock = MemorySink(), FakeClock()
+    registry = CollectorRegistry()
+    broadcaster = EventBroadcaster(None, clock=clock, sink=sink, registry=registry)
+    recorder = broadcaster.recorder("test-controller")
+    recorder.event(CM, "Normal", "One", "x")
+    recorder.event(CM, "Normal", "Two", "x")
+    assert broadcaster.unwritten == 2
+    assert registry.get_sample_value("kcm_events_pending") == 2
+    async with anyio.create_task_group() as tg:
+        await tg.start(broadcaster.run)
+        await settle(broadcaster)
+        assert registry.get_sample_value("kcm_events_pending") == 0
+        tg.cancel_scope.cancel()
+    assert len(sink.events) == 2

@@ -76,6 +76,30 @@ async def test_retries_count_every_add_after() -> None:
         assert sample(reg, "workqueue_retries_total") == 3
 
 
+async def test_delayed_keys_and_the_next_due_are_reported() -> None:
+    """kcm's own gauges: how many keys wait for a delay and when the first is due (what a
+    test harness needs to tell idle from "a requeue fires in a moment")."""
+    clock = FakeClock()
+    reg = CollectorRegistry()
+    async with RateLimitingQueue[str](name="q", clock=clock, metrics=reg) as q:
+        assert sample(reg, "kcm_workqueue_delayed_items") == 0
+        assert sample(reg, "kcm_workqueue_next_delayed_seconds") == float("inf")
+        q.add_after("a", 5)
+        q.add_after("b", 8)
+        q.add_after("b", 3)  # moved earlier: still one key
+        assert sample(reg, "kcm_workqueue_delayed_items") == 2
+        assert sample(reg, "kcm_workqueue_next_delayed_seconds") == pytest.approx(3)
+        await clock.advance(1)
+        assert sample(reg, "kcm_workqueue_next_delayed_seconds") == pytest.approx(2)
+        await clock.advance(2)
+        assert await q.get() == "b"
+        assert sample(reg, "kcm_workqueue_delayed_items") == 1
+        assert sample(reg, "kcm_workqueue_next_delayed_seconds") == pytest.approx(2)
+        q.shut_down()
+        assert sample(reg, "kcm_workqueue_delayed_items") == 0
+        assert sample(reg, "kcm_workqueue_next_delayed_seconds") == float("inf")
+
+
 async def test_queues_share_a_registry_under_their_own_names() -> None:
     reg = CollectorRegistry()
     provider = PrometheusMetrics(reg)
@@ -126,6 +150,8 @@ async def test_controller_queues_carry_controller_runtime_labels_and_buckets() -
         "workqueue_unfinished_work_seconds",
         "workqueue_longest_running_processor_seconds",
         "workqueue_retries",
+        "kcm_workqueue_delayed_items",
+        "kcm_workqueue_next_delayed_seconds",
     }
     label_sets = {
         name: sorted({tuple(sorted(k for k in s.labels if k != "le")) for s in m.samples})

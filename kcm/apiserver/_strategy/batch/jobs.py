@@ -28,8 +28,23 @@ class JobStrategy(Strategy):
 
     manages_generation = True
     status_zero = {}
-    # Go also leaves out zero active/succeeded/failed (omitempty); kcm's Job controller's
-    # backoff test (test_job_basic, asyncio) stalls when they are dropped, so not yet.
+    status_omitempty = ("active", "succeeded", "failed")
+
+    def canonicalize(self, obj: Obj) -> None:
+        """Also what Go leaves out of a Job's status: an empty ``completedIndexes`` and the
+        empty lists of ``uncountedTerminatedPods`` (``omitempty``; read back from protobuf
+        storage, an empty list is none)."""
+        super().canonicalize(obj)
+        status = obj.get("status")
+        if not isinstance(status, dict):
+            return
+        if status.get("completedIndexes") == "":
+            del status["completedIndexes"]
+        uncounted = status.get("uncountedTerminatedPods")
+        if isinstance(uncounted, dict):
+            for key in ("succeeded", "failed"):
+                if uncounted.get(key) == []:
+                    del uncounted[key]
 
     def validate(self, obj: Obj) -> list[Cause]:
         spec = obj.get("spec")
@@ -66,11 +81,16 @@ class JobStrategy(Strategy):
         _labels_from_template(obj)
 
     def prepare_for_create(self, obj: Obj, ctx: Context) -> None:
+        had_labels = bool(obj["metadata"].get("labels"))
         super().prepare_for_create(obj, ctx)
         spec = obj.setdefault("spec", {})
         if not spec.get("manualSelector"):
             _generate_selector(obj["metadata"], spec)
-        _labels_from_template(obj)  # the labels the generated selector added, if none
+        if not had_labels:
+            # Go's defaulting makes a Job without labels share its template's label map, so
+            # the labels the generated selector adds to the template are the Job's too.
+            obj["metadata"].pop("labels", None)
+        _labels_from_template(obj)
 
 
 def _labels_from_template(obj: Obj) -> None:

@@ -336,7 +336,7 @@ async def test_deploy_recreate_with_replicaset_controller(api_server: ApiServer)
         await eventually(lambda: settled("nginx:2"), within=20)
         scaled = [e for e in recorder.events if "ScalingReplicaSet" in e]
         down = scaled.index(
-            f"Normal ScalingReplicaSet Scaled down replica set {old.metadata.name} from 2 to 0"
+            f"Normal ScalingReplicaSet Scaled down replica set {old.metadata.name} to 0"
         )
         up = next(
             i for i, e in enumerate(scaled) if "Scaled up" in e and old.metadata.name not in e

@@ -68,7 +68,7 @@ async def test_deploy_create_makes_one_hashed_replica_set(api_server: ApiServer)
         assert (d.status.ready_replicas, d.status.unavailable_replicas or 0) == (3, 0)
         assert condition(d, "Available") == ("True", "MinimumReplicasAvailable")
         assert condition(d, "Progressing") == ("True", "NewReplicaSetAvailable")
-        assert f"Normal ScalingReplicaSet Scaled up replica set {rs.metadata.name} from 0 to 3" in (
+        assert f"Normal ScalingReplicaSet Scaled up replica set {rs.metadata.name} to 3" in (
             recorder.events
         )
 
@@ -178,13 +178,10 @@ async def test_deploy_recreate_scales_old_to_zero_and_waits_for_pods(
         assert new.spec is not None
         assert new.spec.replicas == 3
         assert (
-            f"Normal ScalingReplicaSet Scaled down replica set {old.metadata.name} from 3 to 0"
+            f"Normal ScalingReplicaSet Scaled down replica set {old.metadata.name} to 0"
             in recorder.events
         )
-        assert (
-            f"Normal ScalingReplicaSet Scaled up replica set {new_name} from 0 to 3"
-            in recorder.events
-        )
+        assert f"Normal ScalingReplicaSet Scaled up replica set {new_name} to 3" in recorder.events
 
 
 async def _observed_after(client: object, before: Deployment) -> bool:

@@ -1,0 +1,1 @@
+"""Strategies of the ``discovery.k8s.io`` group (``pkg/registry/discovery``)."""
