@@ -36,8 +36,9 @@ pieces. The families:
   controller and schedulers; :func:`compute_template_hash`, the pod template hash of Deployments
   and DaemonSets.
 * **Small shared answers**: :func:`is_namespace_terminating` (a create refused by a
-  terminating namespace), :func:`finished_condition`/:func:`is_finished` (Jobs),
-  :func:`safe_encode_string` (hashes as text), and :func:`root_ca`/:func:`read_root_ca` (the
+  terminating namespace), :func:`error_text` (an error in an event, as Go prints it),
+  :func:`finished_condition`/:func:`is_finished` (Jobs), :func:`safe_encode_string` (hashes as
+  text), and :func:`root_ca`/:func:`read_root_ca` (the
   ``--root-ca-file`` bundle the service-account controllers hand out).
 
 See docs/controllerkit.md.
@@ -58,6 +59,7 @@ from ._endpoint_slices import endpoints_equal_beyond_key as endpoints_equal_beyo
 from ._endpoint_slices import managed_by as managed_by
 from ._endpoint_slices import port_map_key as port_map_key
 from ._endpoint_slices import service_key_for_slice as service_key_for_slice
+from ._error_text import error_text as error_text
 from ._expectations import EXPECTATIONS_TIMEOUT as EXPECTATIONS_TIMEOUT
 from ._expectations import ControllerExpectations as ControllerExpectations
 from ._expectations import UIDTrackingControllerExpectations as UIDTrackingControllerExpectations
@@ -194,6 +196,7 @@ __all__ = [
     "endpoint_slice_prefix",
     "endpoints_equal_beyond_key",
     "equal_revision",
+    "error_text",
     "find_equal_revisions",
     "find_port",
     "finished_condition",

@@ -23,6 +23,7 @@ from kcm.models.core_v1 import Pod
 from kcm.record import EventRecorder
 from kcm.runtime import HasMetadata
 
+from ._error_text import error_text
 from ._expectations import UIDTrackingControllerExpectations
 
 __all__ = ["PodDeletions", "delete_pods"]
@@ -72,7 +73,7 @@ async def delete_pods(
             return
         except KcmError as exc:
             expectations.deletion_observed(key, object_key(pod))
-            recorder.event(owner, "Warning", "FailedDelete", f"Error deleting: {exc}")
+            recorder.event(owner, "Warning", "FailedDelete", f"Error deleting: {error_text(exc)}")
             result.errors.append(exc)
             return
         result.deleted.add(pod.metadata.uid or "")

@@ -27,7 +27,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.errors import ApiError, KcmError
+from kcm.errors import KcmError
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key
 from kcm.models.core_v1 import Pod
@@ -45,6 +45,7 @@ from kcm.selectors import LabelSelector, SelectorParseError
 from kcm.workqueue import default_controller_rate_limiter
 
 from ._controller_ref_manager import ControllerRefManager, recheck_deletion_timestamp
+from ._error_text import error_text
 from ._expectations import UIDTrackingControllerExpectations
 from ._namespaces import is_namespace_terminating
 from ._pod_deletion import delete_pods
@@ -296,8 +297,7 @@ class ReplicaManager(Generic[W]):
             except KcmError as exc:
                 if is_namespace_terminating(exc):
                     return  # every create would fail; the namespace controller cleans up
-                # kube writes the Status message alone (no "403 Forbidden: " in front)
-                why = exc.message if isinstance(exc, ApiError) else str(exc)
+                why = error_text(exc)
                 self._recorder.event(owner, "Warning", "FailedCreate", f"Error creating: {why}")
                 raise
             logger.debug("%s %s created pod %s", self.kind.kind, key, created.metadata.name)

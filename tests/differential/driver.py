@@ -367,7 +367,8 @@ def _run_step(
     elif isinstance(step, Until):
         deadline = time.monotonic() + step.timeout
         while time.monotonic() < deadline:
-            if len(_check(client.get(list_path(step.resource, ns)))["items"]) >= step.count:
+            held = len(_check(client.get(list_path(step.resource, ns)))["items"])
+            if (held <= step.count) if step.at_most else (held >= step.count):
                 break
             nodes.renew_if_due()
             time.sleep(0.5)

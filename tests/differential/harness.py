@@ -15,6 +15,8 @@ from pathlib import Path
 
 import httpx
 from anyio.from_thread import start_blocking_portal
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from kcm.apiserver import ApiServer
 from tests.e2e.e2e_harness import kcm_process
@@ -33,11 +35,14 @@ def kcm_on_embedded_server(tmp: Path) -> Iterator[Target]:
             kubeconfig = tmp / "kubeconfig"
             server.write_kubeconfig(kubeconfig)
             port = _free_port()
+            key = tmp / "sa.key"  # the token controller starts only with a signing key
+            key.write_bytes(_signing_key())
             args = [
                 f"--kubeconfig={kubeconfig}",
                 "--leader-elect=false",
                 f"--secure-port={port}",
                 "--controllers=*",
+                f"--service-account-private-key-file={key}",
             ]
             metrics = f"http://127.0.0.1:{port}/metrics"
             with kcm_process(args, tmp / "kcm.log"):
@@ -54,6 +59,16 @@ def _wait_until_serving(url: str, log: Path) -> None:
         except httpx.HTTPError:
             time.sleep(0.1)
     raise AssertionError(f"kcm did not serve {url} within 30 s; its log:\n{log.read_text()}")
+
+
+def _signing_key() -> bytes:
+    """A fresh P-256 key in PEM, as ``real-kube`` gives the Go manager its ``sa.key``."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
 
 
 def _free_port() -> int:

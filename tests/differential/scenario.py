@@ -91,11 +91,13 @@ class Settle:
 @dataclass(frozen=True)
 class Until:
     """Wait (at most ``timeout`` seconds) until the namespace holds at least ``count``
-    ``resource`` objects: for what happens at a time, such as a CronJob's next run."""
+    ``resource`` objects (``at_most``: at most ``count``): for what happens at a time, such as a
+    CronJob's next run or the pod garbage collector's quarantine ending."""
 
     resource: str
     count: int
     timeout: float = 90.0
+    at_most: bool = False
 
 
 @dataclass(frozen=True)

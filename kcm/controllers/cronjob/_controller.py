@@ -21,7 +21,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.controllerkit import finished_condition, is_namespace_terminating
+from kcm.controllerkit import error_text, finished_condition, is_namespace_terminating
 from kcm.controllers import add_controller
 from kcm.errors import AlreadyExists, KcmError, NotFound
 from kcm.informers import SharedInformerFactory
@@ -380,7 +380,7 @@ class _Sync:
                 # every create fails until the namespace is gone: nothing to report or retry
                 logger.info("cronjob %s: namespace is terminating, not creating %s", self.key, name)
                 raise _NotCreated from exc
-            self._event("Warning", "FailedCreate", f"Error creating job: {exc}")
+            self._event("Warning", "FailedCreate", f"Error creating job: {error_text(exc)}")
             raise
         self._event("Normal", "SuccessfulCreate", f"Created job {created.metadata.name}")
         return created
@@ -393,7 +393,7 @@ class _Sync:
         except NotFound:
             return
         except KcmError as exc:
-            self._event("Warning", "FailedDelete", f"Deleted job: {exc}")
+            self._event("Warning", "FailedDelete", f"Deleted job: {error_text(exc)}")
             raise
         self._event("Normal", "SuccessfulDelete", f"Deleted job {name}")
 

@@ -36,6 +36,7 @@ from kcm.controllerkit import (
     UIDTrackingControllerExpectations,
     compute_template_hash,
     delete_pods,
+    error_text,
     is_namespace_terminating,
     is_pod_available,
     is_pod_ready,
@@ -417,7 +418,9 @@ class DaemonSetController:
             except Exception as exc:
                 if is_namespace_terminating(exc):
                     return  # every create would fail; the namespace controller cleans up
-                self._recorder.event(ds, "Warning", "FailedCreate", f"Error creating: {exc}")
+                self._recorder.event(
+                    ds, "Warning", "FailedCreate", f"Error creating: {error_text(exc)}"
+                )
                 self.expectations.creation_observed(key)
                 errors.append(exc)
                 raise

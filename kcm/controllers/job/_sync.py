@@ -16,6 +16,7 @@ import msgspec
 
 from kcm.controllerkit import (
     ControllerRefManager,
+    error_text,
     is_namespace_terminating,
     is_pod_active,
     is_pod_ready,
@@ -656,7 +657,7 @@ class _Sync:
                 ctl.expectations.creation_observed(key)
                 errors.append(exc)
                 if not is_namespace_terminating(exc):
-                    self._event("Warning", "FailedCreate", f"Error creating: {exc}")
+                    self._event("Warning", "FailedCreate", f"Error creating: {error_text(exc)}")
                 raise
             self._event("Normal", "SuccessfulCreate", f"Created pod: {pod.metadata.name}")
 
@@ -688,7 +689,7 @@ class _Sync:
             except KcmError as exc:
                 ctl.expectations.deletion_observed(key, object_key(pod))
                 self.error = self.error or exc
-                self._event("Warning", "FailedDelete", f"Error deleting: {exc}")
+                self._event("Warning", "FailedDelete", f"Error deleting: {error_text(exc)}")
                 return
             deleted += 1
             self._event("Normal", "SuccessfulDelete", f"Deleted pod: {name}")

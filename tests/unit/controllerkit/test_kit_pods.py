@@ -13,6 +13,7 @@ from kcm.controllerkit import (
     POD_DELETION_COST_ANNOTATION,
     REPLICA_FAILURE,
     calculate_replica_status,
+    error_text,
     is_pod_active,
     is_pod_available,
     is_pod_ready,
@@ -23,6 +24,7 @@ from kcm.controllerkit import (
     rank_pods_for_deletion,
     slow_start_batch,
 )
+from kcm.errors import Forbidden
 from kcm.models.apps_v1 import (
     ReplicaSet,
     ReplicaSetCondition,
@@ -273,3 +275,10 @@ async def test_slow_start_batches_double_and_stop_at_the_first_failing_batch() -
     assert isinstance(error, RuntimeError)
     assert await slow_start_batch(0, fn) == (0, None)
     assert await slow_start_batch(10, lambda: anyio.lowlevel.checkpoint()) == (10, None)
+
+
+def test_error_text_is_the_status_message_alone_as_go_prints_an_api_error() -> None:
+    forbidden = Forbidden('pods "web-x" is forbidden: exceeded quota: q', reason="Forbidden")
+    assert str(forbidden).startswith("403 Forbidden: ")  # kcm's own str() keeps code and reason
+    assert error_text(forbidden) == 'pods "web-x" is forbidden: exceeded quota: q'
+    assert error_text(TimeoutError("timed out")) == "timed out"
