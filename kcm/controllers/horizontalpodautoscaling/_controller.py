@@ -27,6 +27,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import error_text
 from kcm.errors import ApiError
 from kcm.informers import SharedInformerFactory
 from kcm.models import (
@@ -172,16 +173,19 @@ class HorizontalController:
             scale_api = self._client.api(Unstructured, ns, resource=info)
             scale = to_dict(await scale_api.get_scale(ref.get("name", "")))
         except ApiError as exc:
-            self._event(hpa, "Warning", "FailedGetScale", str(exc))
+            self._event(hpa, "Warning", "FailedGetScale", error_text(exc))
             self._condition(
                 status,
                 "AbleToScale",
                 "False",
                 "FailedGetScale",
-                f"the HPA controller was unable to get the target's current scale: {exc}",
+                "the HPA controller was unable to get the target's current scale: "
+                + error_text(exc),
             )
             await self._write_status(hpa, original, status)
-            raise _Failed(f"failed to query scale subresource for {reference}: {exc}") from exc
+            raise _Failed(
+                f"failed to query scale subresource for {reference}: {error_text(exc)}"
+            ) from exc
         self._condition(
             status,
             "AbleToScale",
@@ -253,18 +257,18 @@ class HorizontalController:
                     hpa,
                     "Warning",
                     "FailedRescale",
-                    f"New size: {desired}; reason: {reason}; error: {exc}",
+                    f"New size: {desired}; reason: {reason}; error: {error_text(exc)}",
                 )
                 self._condition(
                     status,
                     "AbleToScale",
                     "False",
                     "FailedUpdateScale",
-                    f"the HPA controller was unable to update the target scale: {exc}",
+                    f"the HPA controller was unable to update the target scale: {error_text(exc)}",
                 )
                 status["currentReplicas"] = current
                 await self._write_status(hpa, original, status)
-                raise _Failed(f"failed to rescale {reference}: {exc}") from exc
+                raise _Failed(f"failed to rescale {reference}: {error_text(exc)}") from exc
             self._condition(
                 status,
                 "AbleToScale",
@@ -437,7 +441,9 @@ class HorizontalController:
             response = await self._client.request("GET", path, params={"labelSelector": selector})
             items: Sequence[Obj] = response.json().get("items") or []
         except (ApiError, ValueError) as exc:
-            raise MetricsError(f"unable to fetch metrics from resource metrics API: {exc}") from exc
+            raise MetricsError(
+                f"unable to fetch metrics from resource metrics API: {error_text(exc)}"
+            ) from exc
         if not items:
             raise MetricsError("no metrics returned from resource metrics API")
         out: dict[str, PodMetric] = {}
@@ -484,8 +490,10 @@ class HorizontalController:
                 HorizontalPodAutoscaler, hpa["metadata"]["namespace"]
             ).replace_status(from_dict(HorizontalPodAutoscaler, body))
         except ApiError as exc:
-            self._event(hpa, "Warning", "FailedUpdateStatus", str(exc))
-            raise _Failed(f"failed to update status for {hpa['metadata']['name']}: {exc}") from exc
+            self._event(hpa, "Warning", "FailedUpdateStatus", error_text(exc))
+            raise _Failed(
+                f"failed to update status for {hpa['metadata']['name']}: {error_text(exc)}"
+            ) from exc
 
 
 class _MetricFailed(Exception):
