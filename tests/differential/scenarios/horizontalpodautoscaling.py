@@ -45,7 +45,8 @@ SCENARIOS = [
             Create(deployment("web", 0)),
             Settle(),
             Create(hpa("web", "web")),
-            Settle(quiet=20.0, timeout=90.0),  # the first sync comes one sync period (15s) late
+            # the first sync comes up to one sync period (15s) after the create, later under load
+            Settle(quiet=35.0, timeout=120.0),
         ),
         kinds=_KINDS,
         doc="A target scaled to 0 with minReplicas 1: ScalingActive False ScalingDisabled, "
