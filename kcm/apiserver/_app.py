@@ -29,6 +29,7 @@ from ._faults import Faults
 from ._http import Receive, Scope, Send, decode_body, read_body, respond
 from ._limits import InFlight, Limits, long_running
 from ._list import cache_read
+from ._metrics import METRICS_GROUP, serve_metrics
 from ._nesting import check_nesting, deeper_than, nesting_error
 from ._openapi import OpenApi
 from ._options import ListOptions, Params, delete_options, validate_write_options
@@ -354,6 +355,8 @@ class App:
         if request.method not in allowed:
             raise StatusError.method_not_allowed()
         verbs: dict[str, _Handler]
+        if target.res.group == METRICS_GROUP and not target.legacy_watch:
+            return self._metrics
         if request.target.legacy_watch:
             return self._watch
         if request.target.name is None:
@@ -378,6 +381,19 @@ class App:
             await self._watch(request, send, receive, options)
             return
         result = self.rest.list(t.res, t.ns, options)
+        if wants_table(request.accept):
+            include = request.query.get("includeObject", "Metadata")
+            result = to_table(t.res, result, include, self.clock.now())
+        await respond(send, 200, _encode(result))
+
+    async def _metrics(self, request: _Request, send: Send, receive: Receive) -> None:
+        """metrics.k8s.io, computed from the stored pods and nodes (no watch, as
+        metrics-server)."""
+        t = request.target
+        if ListOptions.parse(request.params).watch:
+            raise StatusError.method_not_supported(t.res.group, t.res.plural, "watch")
+        labels = request.query.get("labelSelector", "")
+        result = serve_metrics(self.store, t.res, t.ns, t.name, labels, self.clock.now())
         if wants_table(request.accept):
             include = request.query.get("includeObject", "Metadata")
             result = to_table(t.res, result, include, self.clock.now())

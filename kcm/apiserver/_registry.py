@@ -107,11 +107,28 @@ def _resource(info: ResourceInfo) -> Resource:
     )
 
 
+# metrics.k8s.io, as metrics-server's APIService adds it (read-only, served by ``_metrics``).
+_METRICS: tuple[Resource, ...] = tuple(
+    Resource(
+        group="metrics.k8s.io",
+        version="v1beta1",
+        kind=kind,
+        plural=plural,
+        namespaced=namespaced,
+        list_kind=f"{kind}List",
+        verbs=("get", "list"),
+        singular=kind.lower(),
+    )
+    for kind, plural, namespaced in (("NodeMetrics", "nodes", False), ("PodMetrics", "pods", True))
+)
+
+
 def _builtins() -> list[Resource]:
-    """The built-ins ``kcm.models`` declares, the group versions of :data:`_SERVED_FIRST` first."""
+    """The built-ins ``kcm.models`` declares, the group versions of :data:`_SERVED_FIRST` first,
+    then metrics.k8s.io."""
     every = [_resource(info) for info in builtin_resources() if "/" not in info.plural]
     rank = {gv: i for i, gv in enumerate(_SERVED_FIRST)}
-    return sorted(every, key=lambda r: rank.get(r.api_version, len(rank)))
+    return [*sorted(every, key=lambda r: rank.get(r.api_version, len(rank))), *_METRICS]
 
 
 class Registry:

@@ -268,6 +268,45 @@ def _signing_file_options() -> tuple[ControllerOption, ...]:
 _SIGNING_FILES = _signing_file_options()
 
 
+_HPA_OPTIONS = (
+    ControllerOption(
+        "--horizontal-pod-autoscaler-sync-period",
+        "sync_period",
+        _duration,
+        15.0,
+        "how often every HPA is reconciled",
+    ),
+    ControllerOption(
+        "--horizontal-pod-autoscaler-downscale-stabilization",
+        "downscale_stabilization",
+        _duration,
+        300.0,
+        "how far back the highest recommendation holds a scale-down",
+    ),
+    ControllerOption(
+        "--horizontal-pod-autoscaler-tolerance",
+        "tolerance",
+        _non_negative_float,
+        0.1,
+        "the ratio of metric to target within which an HPA does not scale",
+    ),
+    ControllerOption(
+        "--horizontal-pod-autoscaler-cpu-initialization-period",
+        "cpu_initialization_period",
+        _duration,
+        300.0,
+        "after a pod starts, how long its CPU samples are skipped unless it is ready",
+    ),
+    ControllerOption(
+        "--horizontal-pod-autoscaler-initial-readiness-delay",
+        "initial_readiness_delay",
+        _duration,
+        30.0,
+        "after a pod starts, how long readiness changes count as initial readiness",
+    ),
+)
+
+
 _SPECS = (
     ControllerSpec(
         "cloud-node",
@@ -453,6 +492,14 @@ _SPECS = (
         "--concurrent-gc-syncs",
         20,
         start_order=1,
+    ),
+    ControllerSpec(
+        "horizontalpodautoscaling",
+        "horizontalpodautoscaling",
+        "Scales HPA targets through /scale by their pods' metrics (metrics.k8s.io).",
+        None,
+        1,
+        options=_HPA_OPTIONS,
     ),
     ControllerSpec(
         "job",

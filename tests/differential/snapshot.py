@@ -50,6 +50,7 @@ RESOURCES: dict[str, str] = {
     "endpointslices": "/apis/discovery.k8s.io/v1",
     "poddisruptionbudgets": "/apis/policy/v1",
     "resourcequotas": "/api/v1",
+    "horizontalpodautoscalers": "/apis/autoscaling/v2",
 }
 """Plural -> API prefix of every namespaced resource a scenario may create or snapshot."""
 

@@ -12,6 +12,7 @@ from .apps.statefulsets import StatefulSetStrategy
 from .authentication.tokenreviews import TokenReviewStrategy
 from .authorization.reviews import AccessReviewStrategy
 from .authorization.rulesreviews import RulesReviewStrategy
+from .autoscaling.horizontalpodautoscalers import HorizontalPodAutoscalerStrategy
 from .batch.cronjobs import CronJobStrategy
 from .batch.jobs import JobStrategy
 from .certificates.certificatesigningrequests import CertificateSigningRequestStrategy
@@ -39,6 +40,7 @@ __all__ = ["strategy_for"]
 # (group, kind) -> strategy; every other built-in kind gets the base Strategy.
 _STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "ConfigMap"): ConfigMapStrategy,
+    ("autoscaling", "HorizontalPodAutoscaler"): HorizontalPodAutoscalerStrategy,
     ("", "LimitRange"): LimitRangeStrategy,
     ("", "Namespace"): NamespaceStrategy,
     ("", "Node"): NodeStrategy,

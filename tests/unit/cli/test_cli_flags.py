@@ -43,6 +43,7 @@ def test_defaults_follow_kube_controller_manager() -> None:
         "endpointslicemirroring": 5,
         "ephemeral-volume": 5,
         "garbagecollector": 20,
+        "horizontalpodautoscaling": 1,
         "job": 5,
         "namespace": 10,
         "nodeipam": 1,
@@ -65,6 +66,13 @@ def test_defaults_follow_kube_controller_manager() -> None:
     }
     assert s.controller_options is not None
     assert s.controller_options["podgc"] == {"terminated_pod_threshold": 12500}
+    assert s.controller_options["horizontalpodautoscaling"] == {
+        "sync_period": 15.0,
+        "downscale_stabilization": 300.0,
+        "tolerance": 0.1,
+        "cpu_initialization_period": 300.0,
+        "initial_readiness_delay": 30.0,
+    }
     assert s.controller_options["serviceaccount-token"] == {
         "service_account_private_key_file": None,
         "root_ca_file": None,

@@ -27,6 +27,7 @@ KCM_NAMES = [
     "endpointslicemirroring",
     "ephemeral-volume",
     "garbagecollector",
+    "horizontalpodautoscaling",
     "job",
     "namespace",
     "nodeipam",
@@ -65,6 +66,7 @@ def test_registry_lists_the_first_set_with_kube_flags() -> None:
     assert flags["statefulset"] == "--concurrent-statefulset-syncs"
     assert flags["disruption"] is None  # kube runs one worker and has no flag
     assert flags["resourcequota"] == "--concurrent-resource-quota-syncs"
+    assert flags["horizontalpodautoscaling"] is None  # kcm reconciles HPAs in one loop
     assert CONTROLLERS["ttl-after-finished"].module == "kcm.controllers.ttlafterfinished"
     assert all(spec.help and "\n" not in spec.help for spec in CONTROLLERS.values())
 

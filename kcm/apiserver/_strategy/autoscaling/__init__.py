@@ -1,0 +1,1 @@
+"""Strategies of autoscaling kinds."""
