@@ -42,6 +42,7 @@ from kcm.models.autoscaling_v2 import HorizontalPodAutoscaler
 from kcm.models.core_v1 import Pod
 from kcm.record import EventRecorder
 from kcm.selectors import LabelSelector, SelectorParseError
+from kcm.workqueue import DelayingQueue
 
 from ._normalize import History
 from ._replicas import PodMetric, ReplicaCalculator, ReplicaError, ResourceProposal
@@ -55,6 +56,10 @@ _DEFAULT_METRIC: Obj = {
     "type": "Resource",
     "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}},
 }
+
+
+_PASS = "pass"
+"""The one key of the controller's queue: a pass over every HPA."""
 
 
 class MetricsError(Exception):
@@ -115,6 +120,12 @@ class HorizontalController:
         self._history: dict[str, History] = {}
         self.passes = 0
         self.syncing = False
+        # the next pass as a delayed key of a named work queue: its due time is in the
+        # kcm_workqueue_* metrics like every controller's requeues (what "idle" means to a
+        # caller that reads them)
+        self._passes: DelayingQueue[str] = DelayingQueue(
+            name="horizontalpodautoscaler", clock=clock, metrics=registry
+        )
 
     def __repr__(self) -> str:
         return f"<HorizontalController sync_period={self.sync_period} passes={self.passes}>"
@@ -124,15 +135,21 @@ class HorizontalController:
         cancelled."""
         await self.hpa_informer.wait_for_sync()
         await self.pod_informer.wait_for_sync()
-        task_status.started()
-        deadline = self._clock.monotonic()
-        while True:
-            await self.sync_all()
-            deadline += self.sync_period
-            now = self._clock.monotonic()
-            if deadline < now:
-                deadline = now + self.sync_period
-            await self._clock.sleep_until(deadline)
+        async with self._passes as passes:
+            task_status.started()
+            deadline = self._clock.monotonic()
+            passes.add(_PASS)
+            while True:
+                key = await passes.get()
+                try:
+                    await self.sync_all()
+                finally:
+                    passes.done(key)
+                deadline += self.sync_period
+                now = self._clock.monotonic()
+                if deadline < now:
+                    deadline = now + self.sync_period
+                passes.add_after(_PASS, deadline - now)
 
     async def sync_all(self) -> None:
         """One reconcile of every HPA in the cache (HPAs that are gone lose their history)."""
