@@ -107,11 +107,15 @@ class Cluster:
                 replica.incarnation += 1
                 identity = f"{replica.name}_{replica.incarnation}"
                 lock = LeaseLock(client, lease, "kube-system", identity=identity)
-                replica.elector = LeaderElector(
+                elector = LeaderElector(
                     lock, cfg, on_started_leading=work, clock=clock, rng=self.rng
                 )
-                while True:  # rejoin after losing, like a supervised process
-                    await replica.elector.run()
+                replica.elector = elector
+                # rejoin after losing, like a supervised process; this incarnation's own
+                # elector: a replica killed twice in a row restarts twice, and the newer
+                # incarnation's elector must not be run by the older loop
+                while True:
+                    await elector.run()
 
 
 def leader(replicas: list[Replica]) -> Replica | None:
