@@ -24,12 +24,11 @@ from ._flags import (
     _add_output_flags,
     _add_registry_flags,
     _add_serving_flags,
-    _explicit_booleans,
     _HelpFormatter,
     _leader_election_from,
     _ListAction,
     _option_dest,
-    load_config_file,
+    parse_settings,
 )
 from ._settings import RunSettings
 from ._values import UsageErrorParser
@@ -159,20 +158,7 @@ def parse_ccm_args(argv: Sequence[str]) -> RunSettings:
     Exits with status 2 and a usage message on any bad flag, value, config file or
     controller name, or without ``--cloud-provider``.
     """
-    parser = build_ccm_parser()
-    pre = UsageErrorParser(prog=PROG, add_help=False, allow_abbrev=False)
-    pre.add_argument("--config")
-    known, _ = pre.parse_known_args(list(argv))
-    if known.config:
-        try:
-            parser.set_defaults(**load_config_file(parser, known.config))
-        except argparse.ArgumentTypeError as exc:
-            parser.error(str(exc))
-    args = parser.parse_args(_explicit_booleans(parser, argv))
-    try:
-        return _settings(args)
-    except ValueError as exc:
-        parser.error(str(exc))
+    return parse_settings(build_ccm_parser(), argv, _settings)
 
 
 def run_ccm(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -491,8 +491,20 @@ def parse_run_args(argv: Sequence[str], *, prog: str = "kcm run") -> RunSettings
     Exits with status 2 and a usage message on any bad flag, value, config file or
     controller name (argparse's ``parser.error``).
     """
-    parser = build_run_parser(prog)
-    pre = UsageErrorParser(prog=prog, add_help=False, allow_abbrev=False)
+    return parse_settings(build_run_parser(prog), argv, _settings_from)
+
+
+def parse_settings(
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str],
+    settings: Callable[[argparse.Namespace], RunSettings],
+) -> RunSettings:
+    """``argv`` through ``parser`` on top of the ``--config`` file's values, into settings.
+
+    Exits with status 2 and a usage message (``parser.error``) on a bad config file, flag or
+    value, or a ``ValueError`` from ``settings``.
+    """
+    pre = UsageErrorParser(prog=parser.prog, add_help=False, allow_abbrev=False)
     pre.add_argument("--config")
     known, _ = pre.parse_known_args(list(argv))
     if known.config:
@@ -502,7 +514,7 @@ def parse_run_args(argv: Sequence[str], *, prog: str = "kcm run") -> RunSettings
             parser.error(str(exc))
     args = parser.parse_args(_explicit_booleans(parser, argv))
     try:
-        return _settings_from(args)
+        return settings(args)
     except ValueError as exc:
         parser.error(str(exc))
 
