@@ -210,8 +210,10 @@ def _name(model: Any) -> str:
     return model.__name__ if isinstance(model, type) else ""
 
 
+@functools.cache
 def _qualified(model: Any) -> str:
-    """``core_v1.PodSpec``: how the generated tables name a model class."""
+    """``core_v1.PodSpec``: how the generated tables name a model class (cached: it is asked
+    for every member of every object a write tracks)."""
     if not isinstance(model, type):
         return ""
     return f"{model.__module__.rsplit('.', 1)[-1]}.{model.__name__}"
