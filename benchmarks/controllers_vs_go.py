@@ -33,6 +33,7 @@ import json
 import logging
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -40,6 +41,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import _real_kube as real_kube  # benchmarks/ (the script's directory)
 import anyio
 import msgspec
 
@@ -59,16 +61,46 @@ from kcm.models.meta_v1 import LabelSelector, ObjectMeta
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "controllers_vs_go.json"
 PLOT = ROOT / "docs" / "benchmarks" / "controllers_vs_go.png"
-REAL_KUBE = Path(os.environ.get("REAL_KUBE", "/work/shared/tools/real-kube"))
-REAL_KUBE_BIN = Path(os.environ.get("REAL_KUBE_HOME", Path.home() / ".cache" / "real-kube")) / "bin"
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
-def process_cpu(pid: int) -> float:
-    """``utime + stime`` of ``pid`` in seconds (fields 14 and 15 of ``/proc/PID/stat``)."""
+def process_times(pid: int) -> tuple[float, float]:
+    """``utime`` and ``stime`` of ``pid`` in seconds (fields 14, 15 of ``/proc/PID/stat``)."""
     stat = Path(f"/proc/{pid}/stat").read_text()
     fields = stat[stat.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / _TICK
+    return int(fields[11]) / _TICK, int(fields[12]) / _TICK
+
+
+def process_cpu(pid: int) -> float:
+    """``utime + stime`` of ``pid`` in seconds."""
+    return sum(process_times(pid))
+
+
+_AUDIT_POLICY = """apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+"""
+
+
+def audit_counts(log: Path, agent_prefix: str) -> dict[str, int]:
+    """Requests of user agents starting with ``agent_prefix`` in an audit log, by verb and
+    resource (``create pods``, ``update replicasets/status``), most frequent first."""
+    counts: dict[str, int] = {}
+    if not log.exists():
+        return counts
+    for line in log.read_text().splitlines():
+        entry = json.loads(line)
+        if not str(entry.get("userAgent", "")).startswith(agent_prefix):
+            continue
+        ref = entry.get("objectRef") or {}
+        resource = ref.get("resource", "")
+        if ref.get("subresource"):
+            resource += "/" + ref["subresource"]
+        key = f"{entry.get('verb')} {resource}"
+        counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
 def _deployment(i: int, namespace: str, replicas: int) -> Deployment:
@@ -120,7 +152,9 @@ async def drive(
     limit: float,
 ) -> dict[str, Any]:
     """Steps 1-3 of the module docstring against the cluster of ``kubeconfig``."""
-    config = msgspec.structs.replace(load_kubeconfig(kubeconfig), qps=-1)
+    config = msgspec.structs.replace(
+        load_kubeconfig(kubeconfig), qps=-1, user_agent="controllers-vs-go-driver"
+    )
     ns_names = [f"bench-{j}" for j in range(namespaces)]
     timeline: list[tuple[float, int, int]] = []
     async with ApiClient(config) as client, anyio.create_task_group() as tg:
@@ -223,15 +257,6 @@ async def drive(
     }
 
 
-def _real_kube(*args: str, env: dict[str, str] | None = None) -> None:
-    subprocess.run(
-        [str(REAL_KUBE), *args],
-        check=True,
-        env={**os.environ, **(env or {})},
-        stdout=subprocess.DEVNULL,
-    )
-
-
 def _manager_flags(directory: Path, qps: float | None, burst: int | None) -> list[str]:
     """Flags both managers get (real-kube already passes the first three to Go's)."""
     flags = [f"--service-account-private-key-file={directory / 'sa.key'}"]
@@ -249,19 +274,26 @@ def measure(manager: str, args: argparse.Namespace) -> dict[str, Any]:
     directory.mkdir(parents=True)
     extra = _manager_flags(directory, args.qps, args.burst)[1:]
     process: subprocess.Popen[bytes] | None = None
+    profiler: subprocess.Popen[bytes] | None = None
+    apiserver_env: dict[str, str] = {}
+    if args.audit:
+        (directory / "audit-policy.yaml").write_text(_AUDIT_POLICY)
+        apiserver_env["EXTRA_APISERVER_FLAGS"] = (
+            f"--audit-policy-file={directory / 'audit-policy.yaml'} "
+            f"--audit-log-path={directory / 'audit.log'} --audit-log-maxsize=0"
+        )
+    pids: list[int] = []
     try:
+        pids = real_kube.start(
+            directory,
+            args.api_port,
+            args.etcd_port,
+            with_kcm=manager == "go",
+            env={"EXTRA_KCM_FLAGS": " ".join(extra), **apiserver_env},
+        )
         if manager == "go":
-            _real_kube(
-                "start",
-                str(directory),
-                str(args.api_port),
-                str(args.etcd_port),
-                "--with-kcm",
-                env={"EXTRA_KCM_FLAGS": " ".join(extra)},
-            )
-            pid = int((directory / "pids").read_text().split()[-1])
+            pid = pids[-1]
         else:
-            _real_kube("start", str(directory), str(args.api_port), str(args.etcd_port))
             log = (directory / "kcm.log").open("wb")
             process = subprocess.Popen(
                 [
@@ -276,9 +308,22 @@ def measure(manager: str, args: argparse.Namespace) -> dict[str, Any]:
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env={**os.environ, "PYTHONPATH": str(ROOT)},
+                env={
+                    **os.environ,
+                    "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+                },
             )
             pid = process.pid
+            if args.profile:
+                # py-spy samples kcm (collapsed stacks; --format speedscope for a viewer)
+                profiler = subprocess.Popen(
+                    [
+                        *(args.py_spy, "record", "--pid", str(pid), "--rate", "50"),
+                        *("--format", "raw", "--output", args.profile),
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
 
         def cpu() -> float:
             return process_cpu(pid)
@@ -293,13 +338,26 @@ def measure(manager: str, args: argparse.Namespace) -> dict[str, Any]:
             args.timeout,
         )
         result["manager"] = manager
+        utime, stime = process_times(pid)
+        result["utime"], result["stime"] = round(utime, 2), round(stime, 2)
+        if args.audit:
+            agent = "kube-controller-manager" if manager == "go" else "kcm"
+            counts = audit_counts(directory / "audit.log", agent)
+            result["requests"] = sum(counts.values())
+            result["requests_by_verb"] = counts
         return result
     finally:
+        if profiler is not None:
+            profiler.send_signal(signal.SIGINT)
+            profiler.wait(60)
         if process is not None:
             process.terminate()
-            process.wait(30)
-        _real_kube("stop", str(directory))
-        time.sleep(2)
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        real_kube.stop(directory, pids)
 
 
 def main() -> None:
@@ -315,10 +373,13 @@ def main() -> None:
     parser.add_argument("--etcd-port", type=int, default=29979)
     parser.add_argument("--dir", default="/tmp/controllers-vs-go")
     parser.add_argument("--timeout", type=float, default=1800.0)
+    parser.add_argument("--audit", action="store_true", help="count requests (audit log)")
+    parser.add_argument("--profile", metavar="FILE", help="py-spy kcm into FILE (raw stacks)")
+    parser.add_argument("--py-spy", default="py-spy", help="the py-spy executable")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
-    if not REAL_KUBE.exists() or not (REAL_KUBE_BIN / "kube-controller-manager").exists():
-        print(f"skipped: real-kube or its binaries are absent ({REAL_KUBE}, {REAL_KUBE_BIN})")
+    if not real_kube.available():
+        print(f"skipped: real-kube or its binaries are absent ({real_kube.REAL_KUBE})")
         return
     logging.basicConfig(level=logging.WARNING)
     args.deployments = args.deployments or (100 if args.quick else 1000)
@@ -330,12 +391,19 @@ def main() -> None:
         "cpu_startup_and_namespaces",
         "cpu_to_steady",
         "cpu_to_quiet",
+        "utime",
+        "stime",
         "wall_to_steady",
     ]
+    if args.audit:
+        rows.append("requests")
     print(f"{args.deployments} Deployments x {args.replicas}, {args.namespaces} namespaces")
     print(f"{rows[0]:<28}" + "".join(f"{m:>10}" for m in managers))
     for key in rows[1:]:
         print(f"{key:<28}" + "".join(f"{results[m][key]:>10}" for m in managers))
+    for m in managers:
+        for key, count in list(results[m].get("requests_by_verb", {}).items())[:15]:
+            print(f"  {m:<4} {key:<40} {count:>7}")
     summary: dict[str, Any] = {
         "deployments": args.deployments,
         "replicas": args.replicas,
