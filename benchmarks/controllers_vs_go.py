@@ -318,7 +318,7 @@ def measure(manager: str, args: argparse.Namespace) -> dict[str, Any]:
                 # py-spy samples kcm (collapsed stacks; --format speedscope for a viewer)
                 profiler = subprocess.Popen(
                     [
-                        *(args.py_spy, "record", "--pid", str(pid), "--rate", "50"),
+                        *(args.py_spy, "record", "--pid", str(pid), "--rate", "50", "--gil"),
                         *("--format", "raw", "--output", args.profile),
                     ],
                     stdout=subprocess.DEVNULL,
