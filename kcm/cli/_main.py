@@ -1,7 +1,8 @@
 """Entry point of the ``kcm`` console script.
 
 ``kcm [flags]`` and ``kcm run [flags]`` start the controller manager; ``kcm apiserver`` serves
-the embedded API server alone; ``kcm cloud-controller-manager`` runs the cloud controllers.
+the embedded API server alone; ``kcm cloud-controller-manager`` runs the cloud controllers;
+``kcm bench`` measures informer throughput.
 Usage errors (unknown flag, bad value, unknown controller) exit with status 2 before anything
 starts, with one line on stderr: ``kcm: error: <what>; see kcm --help``.
 """
@@ -13,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from .._version import __version__
-from . import _apiserver
+from . import _apiserver, _bench
 from ._values import UsageErrorParser
 
 
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     _apiserver.add_parser(subparsers)
+    _bench.add_parser(subparsers)
     subparsers.add_parser(
         "cloud-controller-manager",
         help="run the cloud controllers on a cloud provider plugin (kcm cloud-controller-manager "
@@ -63,6 +65,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ._ccm import run_ccm
 
         return run_ccm(args[1:])
-    parsed = build_parser().parse_args(args)  # --version, apiserver, or a usage error
+    parsed = build_parser().parse_args(args)  # --version, apiserver, bench, or a usage error
     code: int = parsed.func(parsed)
     return code
