@@ -63,10 +63,12 @@ CONTENDERS: dict[str, tuple[str, bool]] = {
     "kcm-freeze": ("kcm factory, freeze_gc_after_sync", False),
     "kcm-strip-freeze": ("kcm + strip + freeze_gc_after_sync", False),
     "kr8s": ("kr8s (get + watch)", True),
-    "lightkube": ("lightkube AsyncClient (list + watch)", True),
+    "lightkube": ("lightkube AsyncClient (list + watch)", False),  # msgspec since 1.0: fast
     "kubernetes_asyncio": ("kubernetes_asyncio (list + Watch)", True),
     "kubernetes": ("kubernetes 37 SharedInformer", True),
+    "client-go": ("client-go 1.24 SharedIndexInformer (Go)", False),
 }
+CLIENT_GO = ROOT / "benchmarks" / "clientgo" / "informerbench"  # benchmarks/clientgo/build.sh
 
 
 # ----------------------------------------------------------------------------- measuring
@@ -355,6 +357,15 @@ def run_lightkube(url: str, pods: int, events: int) -> None:
     os._exit(0)
 
 
+def run_client_go(url: str, pods: int, events: int) -> None:
+    if not CLIENT_GO.exists():
+        raise SystemExit(
+            f"{CLIENT_GO.relative_to(ROOT)} is not built: run benchmarks/clientgo/build.sh"
+        )
+    args = [str(CLIENT_GO), f"-url={url}", f"-pods={pods}", f"-events={events}"]
+    os.execv(args[0], args)
+
+
 RUNNERS: dict[str, Callable[[str, int, int], None]] = {
     "floor": run_floor,
     "kcm": lambda u, p, e: run_kcm(u, p, e, strip=False, freeze=False),
@@ -366,6 +377,7 @@ RUNNERS: dict[str, Callable[[str, int, int], None]] = {
     "lightkube": run_lightkube,
     "kubernetes_asyncio": run_kubernetes_asyncio,
     "kubernetes": run_kubernetes,
+    "client-go": run_client_go,
 }
 
 
