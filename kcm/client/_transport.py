@@ -148,12 +148,12 @@ class _AiohttpStream(httpx.AsyncByteStream):
         try:
             async for chunk in self._response.content.iter_any():
                 yield chunk
+        except TimeoutError as exc:  # first: aiohttp's read timeouts are ClientErrors too
+            raise httpx.ReadTimeout(str(exc) or "read timed out") from exc
         except aiohttp.ClientPayloadError as exc:
             raise httpx.RemoteProtocolError(str(exc)) from exc
         except aiohttp.ClientError as exc:
             raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
-        except TimeoutError as exc:
-            raise httpx.ReadTimeout(str(exc) or "read timed out") from exc
 
     async def aclose(self) -> None:
         self._response.release()
