@@ -343,6 +343,29 @@ _SPECS = (
         cloud=True,
     ),
     ControllerSpec(
+        "attachdetach",
+        "attachdetach",
+        "Creates and deletes VolumeAttachments for the CSI volumes pods on each node use.",
+        None,
+        1,
+        options=(
+            ControllerOption(
+                "--attach-detach-reconcile-sync-period",
+                "reconcile_sync_period",
+                _duration,
+                60.0,
+                "how often every node's attachments are re-checked (at least 1s)",
+            ),
+            ControllerOption(
+                "--disable-attach-detach-reconcile-sync",
+                "disable_reconcile_sync",
+                _bool,
+                False,
+                "no periodic re-check of the nodes' attachments",
+            ),
+        ),
+    ),
+    ControllerSpec(
         "bootstrapsigner",
         "bootstrapsigner",
         "Signs the cluster-info ConfigMap with bootstrap tokens (JWS; off by default).",
