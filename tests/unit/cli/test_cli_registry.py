@@ -11,6 +11,7 @@ import pytest
 from kcm.controllers import CONTROLLERS, ControllerOption, ControllerSpec, enabled_controllers
 
 KCM_NAMES = [
+    "attachdetach",
     "bootstrapsigner",
     "cloud-node",
     "cloud-node-lifecycle",
@@ -105,7 +106,7 @@ def test_enabled_controllers(selection: list[str], expected: list[str]) -> None:
 def test_unknown_names_are_all_reported() -> None:
     with pytest.raises(
         ValueError,
-        match=r"unknown controllers 'nope', '-nada'.*known: bootstrapsigner, cloud-node, ",
+        match=r"unknown controllers 'nope', '-nada'.*known: attachdetach, bootstrapsigner, ",
     ):
         enabled_controllers(["*", "nope", "-nada"])
 
