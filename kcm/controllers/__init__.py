@@ -648,6 +648,13 @@ _SPECS = (
         ),
     ),
     ControllerSpec(
+        "persistentvolume-expander",
+        "expand",
+        "Leaves growing bound claims to their CSI driver's resizer (ExternalExpanding).",
+        None,
+        10,
+    ),
+    ControllerSpec(
         "podgc",
         "podgc",
         "Deletes terminated pods above a threshold and pods of vanished nodes.",

@@ -9,7 +9,8 @@ moves bound pods to Running, then Ready, finishes run-to-completion pods, and re
 being deleted; pods get IPs from their node's ``podCIDR`` (:class:`PodIPAllocator`) and are
 Ready as their simulated readiness probes say (:data:`READY_ANNOTATION`).
 :class:`CSIAttacher` plays the simulated CSI driver ``simulated.kcm.dev``'s external attacher
-(its CSIDriver, a CSINode per node, VolumeAttachments attached), and the kubelet waits for them
+(its CSIDriver, a CSINode per node, VolumeAttachments attached), :class:`CSIResizer` its
+external resizer (a grown claim's PV and capacity), and the kubelet waits for them
 (:class:`AttachedVolumes`) and reports volumes in use (:class:`VolumesInUseReporter`).
 :class:`SimulatedCluster` runs them all. Everything is timed on an injected
 clock. See docs/simulation.md.
@@ -27,8 +28,10 @@ from ._config import SimulationConfig as SimulationConfig
 from ._config import parse_duration as parse_duration
 from ._csi_attacher import ATTACHER_FINALIZER as ATTACHER_FINALIZER
 from ._csi_attacher import CSI_DRIVER_NAME as CSI_DRIVER_NAME
+from ._csi_attacher import SIMULATED_DRIVERS as SIMULATED_DRIVERS
 from ._csi_attacher import CSIAttacher as CSIAttacher
 from ._csi_attacher import attacher_finalizer as attacher_finalizer
+from ._csi_resizer import CSIResizer as CSIResizer
 from ._kubelet import Kubelet as Kubelet
 from ._nodes import NODE_LEASE_NAMESPACE as NODE_LEASE_NAMESPACE
 from ._nodes import NodeSimulator as NodeSimulator
@@ -48,9 +51,11 @@ __all__ = [
     "NODE_LEASE_NAMESPACE",
     "NODE_NAME_INDEX",
     "READY_ANNOTATION",
+    "SIMULATED_DRIVERS",
     "SIMULATED_LABEL",
     "AttachedVolumes",
     "CSIAttacher",
+    "CSIResizer",
     "EventRecorder",
     "Kubelet",
     "NodeSimulator",

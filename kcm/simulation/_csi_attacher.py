@@ -52,7 +52,13 @@ from kcm.runtime import (
 
 from ._config import SIMULATED_LABEL
 
-__all__ = ["ATTACHER_FINALIZER", "CSI_DRIVER_NAME", "CSIAttacher", "attacher_finalizer"]
+__all__ = [
+    "ATTACHER_FINALIZER",
+    "CSI_DRIVER_NAME",
+    "SIMULATED_DRIVERS",
+    "CSIAttacher",
+    "attacher_finalizer",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -61,9 +67,9 @@ CSI_DRIVER_NAME = "simulated.kcm.dev"
 name must be a DNS subdomain (kube-apiserver validates it in PVs, VolumeAttachments, CSIDrivers
 and CSINodes), so the provisioner's ``kcm.dev/simulated`` cannot be it."""
 
-_ALSO_ATTACHED = ("kcm.dev/simulated",)
-"""Attachers also played: the provisioner's name, for PVs that carry it as their driver (the
-embedded API server does not refuse it, kube-apiserver does)."""
+SIMULATED_DRIVERS = (CSI_DRIVER_NAME, "kcm.dev/simulated")
+"""The driver names the simulation plays: its own, and the provisioner's name, for PVs that
+carry it as their driver (the embedded API server does not refuse it, kube-apiserver does)."""
 
 
 def attacher_finalizer(driver: str) -> str:
@@ -130,7 +136,7 @@ class CSIAttacher:
         attachment = self._attachments.get_or_none(None, request.name)
         if attachment is None or attachment.spec is None:
             return Result()
-        if attachment.spec.attacher not in (CSI_DRIVER_NAME, *_ALSO_ATTACHED):
+        if attachment.spec.attacher not in SIMULATED_DRIVERS:
             return Result()
         api = self._client.api(VolumeAttachment)
         finalizer = attacher_finalizer(attachment.spec.attacher)

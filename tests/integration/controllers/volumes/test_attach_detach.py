@@ -38,7 +38,9 @@ NS = "default"
 DRIVER = "csi.example.com"
 
 
-async def bound_csi_volume(client: ApiClient, name: str, driver: str = DRIVER) -> None:
+async def bound_csi_volume(
+    client: ApiClient, name: str, driver: str = DRIVER, storage_class: str | None = None
+) -> None:
     """A claim ``name`` bound to a CSI PV ``pv-<name>`` (handle ``h-<name>``)."""
     claims: Any = client.api(PersistentVolumeClaim, NS)
     claim = await claims.create(
@@ -48,6 +50,7 @@ async def bound_csi_volume(client: ApiClient, name: str, driver: str = DRIVER) -
                 access_modes=["ReadWriteOnce"],
                 resources=VolumeResourceRequirements(requests={"storage": "1Gi"}),
                 volume_name=f"pv-{name}",
+                storage_class_name=storage_class,
             ),
         )
     )
@@ -59,6 +62,7 @@ async def bound_csi_volume(client: ApiClient, name: str, driver: str = DRIVER) -
                 capacity={"storage": "1Gi"},
                 access_modes=["ReadWriteOnce"],
                 csi=CSIPersistentVolumeSource(driver=driver, volume_handle=f"h-{name}"),
+                storage_class_name=storage_class,
                 claim_ref=ObjectReference(
                     kind="PersistentVolumeClaim",
                     namespace=NS,
