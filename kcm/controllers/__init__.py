@@ -803,6 +803,13 @@ _SPECS = (
         5,
     ),
     ControllerSpec(
+        "storage-version-gc",
+        "storageversiongc",
+        "Drops StorageVersion entries of API servers gone (needs two feature gates).",
+        None,
+        1,
+    ),
+    ControllerSpec(
         "ttl",
         "ttl",
         "Annotates Nodes with the Secret/ConfigMap cache TTL for the cluster's size.",

@@ -32,7 +32,7 @@ from prometheus_client import CollectorRegistry
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.controllerkit import POD_PVC_INDEX, add_pod_pvc_index, csi_unique_volume_name
-from kcm.errors import AlreadyExists, NotFound
+from kcm.errors import AlreadyExists, ConfigError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey
 from kcm.models.core_v1 import Node, PersistentVolume, PersistentVolumeClaim, Pod
@@ -61,8 +61,9 @@ _POD_NODE_INDEX = "attachdetach/spec.nodeName"
 _ATTACHMENT_NODE_INDEX = "attachdetach/attachment.spec.nodeName"
 
 
-class InvalidSyncPeriod(ValueError):
-    """``--attach-detach-reconcile-sync-period`` below one second (kube refuses it too)."""
+class InvalidSyncPeriod(ConfigError, ValueError):
+    """``--attach-detach-reconcile-sync-period`` below one second: kube-controller-manager
+    fails to start, and so does ``kcm``."""
 
 
 def _node_keys(*names: str | None) -> list[ObjectKey]:

@@ -63,6 +63,7 @@ def test_defaults_follow_kube_controller_manager() -> None:
         "serviceaccount-token": 5,
         "statefulset": 5,
         "ttl": 5,
+        "storage-version-gc": 1,
         "tokencleaner": 1,
         "ttl-after-finished": 5,
     }

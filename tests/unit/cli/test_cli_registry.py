@@ -46,6 +46,7 @@ KCM_NAMES = [
     "serviceaccount",
     "serviceaccount-token",
     "statefulset",
+    "storage-version-gc",
     "tokencleaner",
     "ttl",
     "ttl-after-finished",
