@@ -9,8 +9,10 @@ and a reconciler loop between them; here one reconcile per node compares the cac
   pods that are not terminated, if the node carries ``volumes.kubernetes.io/controller-managed-
   attach-detach`` and the driver's CSIDriver does not say ``attachRequired: false``;
 * attach: create ``csi-<sha256>`` with the driver as attacher (an external attacher sets
-  ``status.attached``);
-* detach: delete the node's VolumeAttachments of PVs no longer wanted, unless the node still
+  ``status.attached``); an attach not attached within two minutes fails (``FailedAttachVolume``
+  on its pods) and starts again (:mod:`._attempts`);
+* detach: delete the node's VolumeAttachments of PVs no longer wanted, once their attach in
+  flight (if any) has ended, and unless the node still
   reports the volume in ``status.volumesInUse`` (kube waits up to 6 minutes for the kubelet to
   unmount, then detaches anyway);
 * report: ``status.volumesAttached`` lists the attached, wanted volumes (kube's unique name,
@@ -47,6 +49,7 @@ from kcm.record import EventRecorder
 from kcm.runtime import Controller, Result, enqueue_mapped
 from kcm.workqueue import default_controller_rate_limiter
 
+from ._attempts import AttachAttempt, AttachAttempts
 from ._desired import WantedVolume, wanted_volumes
 
 __all__ = ["MAX_WAIT_FOR_UNMOUNT", "AttachDetachController", "InvalidSyncPeriod"]
@@ -64,6 +67,14 @@ _ATTACHMENT_NODE_INDEX = "attachdetach/attachment.spec.nodeName"
 class InvalidSyncPeriod(ConfigError, ValueError):
     """``--attach-detach-reconcile-sync-period`` below one second: kube-controller-manager
     fails to start, and so does ``kcm``."""
+
+
+def _attached(attachment: VolumeAttachment | None) -> bool:
+    return (
+        attachment is not None
+        and attachment.status is not None
+        and bool(attachment.status.attached)
+    )
 
 
 def _node_keys(*names: str | None) -> list[ObjectKey]:
@@ -111,6 +122,7 @@ class AttachDetachController:
         self._sync_period = reconcile_sync_period
         self._sync_disabled = disable_reconcile_sync
         self._waiting_since: dict[str, float] = {}  # attachment -> when its detach first waited
+        self._attempts = AttachAttempts()
         pods = factory.informer_for(Pod)
         add_pod_pvc_index(pods)
         try:
@@ -223,11 +235,19 @@ class AttachDetachController:
             for a in self._attachments.by_index(_ATTACHMENT_NODE_INDEX, name)
         }
         api: Any = self._client.api(VolumeAttachment)
+        now = self._clock.monotonic()
+        waits: list[float] = []
         for attachment_name, entry in wanted.items():
-            if attachment_name not in existing:
+            found = existing.get(attachment_name)
+            if found is None:
                 await self._attach(api, name, attachment_name, entry)
+            failed, due = self._attempts.wanted(
+                attachment_name, entry.volume, entry.pods, attached=_attached(found), now=now
+            )
+            self._report_failure(failed)
+            if due is not None:
+                waits.append(due)
         in_use = set((node.status.volumes_in_use if node and node.status else None) or ())
-        requeue: float | None = None
         held: set[str] = set()
         for attachment_name, attachment in existing.items():
             if attachment_name in wanted or attachment.metadata.deletion_timestamp is not None:
@@ -235,12 +255,20 @@ class AttachDetachController:
             source = attachment.spec.source if attachment.spec else None
             if source is None or not source.persistent_volume_name:
                 continue
+            failed, in_flight = self._attempts.unwanted(
+                attachment_name, attached=_attached(attachment), now=now
+            )
+            self._report_failure(failed)
+            if in_flight > 0:
+                waits.append(in_flight)
+                continue
             wait = self._unmount_wait(attachment, in_use, node)
             if wait > 0:
                 held.add(attachment_name)
-                requeue = wait if requeue is None else min(requeue, wait)
+                waits.append(wait)
                 continue
             self._waiting_since.pop(attachment_name, None)
+            self._attempts.forget(attachment_name)
             try:
                 await api.delete(attachment_name)
                 logger.info("detaching volume attachment %s from node %s", attachment_name, name)
@@ -248,7 +276,13 @@ class AttachDetachController:
                 pass
         if node is not None:
             await self._report(node, wanted, existing, held)
-        return Result() if requeue is None else Result(requeue_after=requeue)
+        return Result(requeue_after=min(waits)) if waits else Result()
+
+    def _report_failure(self, failed: AttachAttempt | None) -> None:
+        if failed is None or self._recorder is None:
+            return
+        for pod in failed.pods:
+            self._recorder.event(pod, "Warning", "FailedAttachVolume", failed.failure())
 
     async def _attach(self, api: Any, node: str, name: str, entry: WantedVolume) -> None:
         volume = entry.volume
