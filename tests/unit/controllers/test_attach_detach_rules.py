@@ -1,0 +1,86 @@
+"""attachdetach's pure rules: kube's attachment and volume names, terminated pods, which
+volumes a node wants, and attaches in flight on a fake clock."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from kcm.controllerkit import (
+    CSIVolume,
+    csi_unique_volume_name,
+    is_pod_terminated,
+    volume_attachment_name,
+)
+from kcm.controllers.attachdetach._attempts import ATTACH_TIMEOUT, AttachAttempts
+from kcm.models.core_v1 import (
+    ContainerState,
+    ContainerStateRunning,
+    ContainerStateTerminated,
+    ContainerStatus,
+    Pod,
+    PodStatus,
+)
+from kcm.models.meta_v1 import ObjectMeta
+
+
+def test_names_are_kubes() -> None:
+    # recorded from kube-controller-manager 1.24 (tests/differential/golden/attachdetach.json)
+    assert volume_attachment_name(
+        "handle-df-attachdetach-pv", "attach.df.example.com", "attachdetach-node"
+    ) == ("csi-0620953040a0c531ff485ef2439e175ad0a928c707c0c7d931435ac4cbd36944")
+    assert csi_unique_volume_name("d.example.com", "h1") == "kubernetes.io/csi/d.example.com^h1"
+
+
+def _pod(*, phase: str | None = None, deleting: bool = False, running: bool = False) -> Pod:
+    state = (
+        ContainerState(running=ContainerStateRunning())
+        if running
+        else ContainerState(terminated=ContainerStateTerminated(exit_code=0))
+    )
+    return Pod(
+        metadata=ObjectMeta(
+            name="p", deletion_timestamp=datetime(2026, 1, 1, tzinfo=UTC) if deleting else None
+        ),
+        status=PodStatus(phase=phase, container_statuses=[ContainerStatus(name="c", state=state)]),
+    )
+
+
+def test_terminated_pods() -> None:
+    assert is_pod_terminated(_pod(phase="Succeeded", running=True))
+    assert is_pod_terminated(_pod(phase="Failed"))
+    assert not is_pod_terminated(_pod(phase="Running", running=True))
+    assert not is_pod_terminated(_pod(phase="Running", running=True, deleting=True))
+    assert is_pod_terminated(_pod(phase="Running", deleting=True))  # no container running
+    assert is_pod_terminated(Pod(metadata=ObjectMeta(deletion_timestamp=datetime.now(UTC))))
+
+
+VOLUME = CSIVolume("pv-1", "d.example.com", "h1")
+
+
+def test_an_attach_times_out_and_starts_again() -> None:
+    attempts = AttachAttempts()
+    pod = _pod(phase="Running", running=True)
+    failed, due = attempts.wanted("va", VOLUME, [pod], attached=False, now=0.0)
+    assert (failed, due) == (None, ATTACH_TIMEOUT)
+    failed, due = attempts.wanted("va", VOLUME, [pod], attached=False, now=100.0)
+    assert (failed, due) == (None, ATTACH_TIMEOUT - 100.0)
+    failed, due = attempts.wanted("va", VOLUME, [pod], attached=False, now=ATTACH_TIMEOUT)
+    assert failed is not None
+    assert failed.pods == [pod]
+    assert failed.failure() == (
+        'AttachVolume.Attach failed for volume "pv-1" : Attach timeout for volume h1'
+    )
+    assert due == ATTACH_TIMEOUT  # the next attempt
+    assert attempts.wanted("va", VOLUME, [pod], attached=True, now=130.0) == (None, None)
+
+
+def test_a_detach_waits_for_the_attach_in_flight() -> None:
+    attempts = AttachAttempts()
+    attempts.wanted("va", VOLUME, [], attached=False, now=0.0)
+    assert attempts.unwanted("va", attached=False, now=30.0) == (None, ATTACH_TIMEOUT - 30.0)
+    failed, wait = attempts.unwanted("va", attached=False, now=ATTACH_TIMEOUT)
+    assert failed is not None
+    assert wait == 0.0
+    assert attempts.unwanted("va", attached=False, now=ATTACH_TIMEOUT + 1) == (None, 0.0)
+    attempts.wanted("vb", VOLUME, [], attached=False, now=0.0)
+    assert attempts.unwanted("vb", attached=True, now=1.0) == (None, 0.0)  # attached: no wait
