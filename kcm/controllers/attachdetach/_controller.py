@@ -15,6 +15,9 @@ and a reconciler loop between them; here one reconcile per node compares the cac
   flight (if any) has ended, and unless the node still
   reports the volume in ``status.volumesInUse`` (kube waits up to 6 minutes for the kubelet to
   unmount, then detaches anyway);
+* multi-attach: a volume whose PV allows one node only (no ReadWriteMany or ReadOnlyMany
+  among its access modes) is not attached while another node has a VolumeAttachment of it; its
+  pods get one ``FailedAttachVolume`` ``Multi-Attach error ...`` (:mod:`._multi_attach`);
 * report: ``status.volumesAttached`` lists the attached, wanted volumes (kube's unique name,
   ``devicePath`` empty), with a ``SuccessfulAttachVolume`` event on the pods when one is new.
 
@@ -33,7 +36,12 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.controllerkit import POD_PVC_INDEX, add_pod_pvc_index, csi_unique_volume_name
+from kcm.controllerkit import (
+    POD_PVC_INDEX,
+    add_pod_pvc_index,
+    csi_unique_volume_name,
+    is_pod_terminated,
+)
 from kcm.errors import AlreadyExists, ConfigError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey
@@ -51,6 +59,7 @@ from kcm.workqueue import default_controller_rate_limiter
 
 from ._attempts import AttachAttempt, AttachAttempts
 from ._desired import WantedVolume, wanted_volumes
+from ._multi_attach import multi_attach_allowed, multi_attach_message
 
 __all__ = ["MAX_WAIT_FOR_UNMOUNT", "AttachDetachController", "InvalidSyncPeriod"]
 
@@ -62,6 +71,12 @@ MAX_WAIT_FOR_UNMOUNT = 6 * 60.0
 
 _POD_NODE_INDEX = "attachdetach/spec.nodeName"
 _ATTACHMENT_NODE_INDEX = "attachdetach/attachment.spec.nodeName"
+_ATTACHMENT_VOLUME_INDEX = "attachdetach/attachment.spec.source.persistentVolumeName"
+
+
+def _attachment_volume(attachment: VolumeAttachment) -> list[str]:
+    source = attachment.spec.source if attachment.spec else None
+    return [(source.persistent_volume_name if source else None) or ""]
 
 
 class InvalidSyncPeriod(ConfigError, ValueError):
@@ -123,6 +138,8 @@ class AttachDetachController:
         self._sync_disabled = disable_reconcile_sync
         self._waiting_since: dict[str, float] = {}  # attachment -> when its detach first waited
         self._attempts = AttachAttempts()
+        # per node, the attachments whose pods were told they wait (multi-attach)
+        self._multi_reported: dict[str, set[str]] = {}
         pods = factory.informer_for(Pod)
         add_pod_pvc_index(pods)
         try:
@@ -134,7 +151,12 @@ class AttachDetachController:
         attachments = factory.informer_for(VolumeAttachment)
         try:
             attachments.add_indexers(
-                {_ATTACHMENT_NODE_INDEX: lambda a: [(a.spec.node_name if a.spec else None) or ""]}
+                {
+                    _ATTACHMENT_NODE_INDEX: lambda a: [
+                        (a.spec.node_name if a.spec else None) or ""
+                    ],
+                    _ATTACHMENT_VOLUME_INDEX: _attachment_volume,
+                }
             )
         except ValueError:
             pass
@@ -160,10 +182,7 @@ class AttachDetachController:
         self.controller.watch(
             pods, enqueue_mapped(lambda p: _node_keys(p.spec.node_name if p.spec else None))
         )
-        self.controller.watch(
-            attachments,
-            enqueue_mapped(lambda a: _node_keys(a.spec.node_name if a.spec else None)),
-        )
+        self.controller.watch(attachments, enqueue_mapped(self._attachment_nodes))
         self.controller.watch(claims, enqueue_mapped(self._claim_nodes))
         self.controller.watch(volumes, enqueue_mapped(self._volume_nodes))
         self.controller.watch(drivers, enqueue_mapped(lambda _: self._all_nodes()))
@@ -187,6 +206,13 @@ class AttachDetachController:
         return _node_keys(
             *(p.spec.node_name if p.spec else None for p in self._pods.by_index(POD_PVC_INDEX, key))
         )
+
+    def _attachment_nodes(self, attachment: VolumeAttachment) -> list[ObjectKey]:
+        """The attachment's node, and those of the pods using its PV (one may be waiting for
+        this attachment to go: multi-attach)."""
+        keys = _node_keys(attachment.spec.node_name if attachment.spec else None)
+        pv = self._volumes.get_or_none(None, _attachment_volume(attachment)[0])
+        return list(dict.fromkeys([*keys, *(self._volume_nodes(pv) if pv else ())]))
 
     def _all_nodes(self) -> list[ObjectKey]:
         names = [n.metadata.name for n in self._nodes.list()]
@@ -239,6 +265,9 @@ class AttachDetachController:
         waits: list[float] = []
         for attachment_name, entry in wanted.items():
             found = existing.get(attachment_name)
+            if found is None and self._blocked(name, attachment_name, entry):
+                continue
+            self._multi_reported.get(name, set()).discard(attachment_name)
             if found is None:
                 await self._attach(api, name, attachment_name, entry)
             failed, due = self._attempts.wanted(
@@ -274,9 +303,49 @@ class AttachDetachController:
                 logger.info("detaching volume attachment %s from node %s", attachment_name, name)
             except NotFound:
                 pass
+        reported = self._multi_reported.get(name)
+        if reported is not None:
+            reported.intersection_update(wanted)
+            if not reported:
+                del self._multi_reported[name]
         if node is not None:
             await self._report(node, wanted, existing, held)
         return Result(requeue_after=min(waits)) if waits else Result()
+
+    def _blocked(self, node: str, attachment_name: str, entry: WantedVolume) -> bool:
+        """Whether the volume may not be attached to ``node``: only one node may use it and
+        another has it (attached or attaching); the waiting pods get a ``FailedAttachVolume``
+        once."""
+        pv = self._volumes.get_or_none(None, entry.volume.pv_name)
+        if multi_attach_allowed(pv):
+            return False
+        elsewhere = {
+            a.spec.node_name
+            for a in self._attachments.by_index(_ATTACHMENT_VOLUME_INDEX, entry.volume.pv_name)
+            if a.spec is not None and a.spec.node_name and a.spec.node_name != node
+        }
+        if not elsewhere:
+            return False
+        reported = self._multi_reported.setdefault(node, set())
+        if attachment_name not in reported:
+            reported.add(attachment_name)
+            users = self._users_on(elsewhere, pv)
+            if self._recorder is not None:
+                for pod in entry.pods:
+                    message = multi_attach_message(entry.volume.pv_name, pod, users)
+                    self._recorder.event(pod, "Warning", "FailedAttachVolume", message)
+        return True
+
+    def _users_on(self, nodes: set[str], pv: PersistentVolume | None) -> list[Pod]:
+        """The live pods on ``nodes`` using ``pv``'s claim."""
+        ref = pv.spec.claim_ref if pv is not None and pv.spec else None
+        if ref is None:
+            return []
+        return [
+            p
+            for p in self._pods.by_index(POD_PVC_INDEX, f"{ref.namespace}/{ref.name}")
+            if p.spec is not None and p.spec.node_name in nodes and not is_pod_terminated(p)
+        ]
 
     def _report_failure(self, failed: AttachAttempt | None) -> None:
         if failed is None or self._recorder is None:

@@ -84,3 +84,39 @@ def test_a_detach_waits_for_the_attach_in_flight() -> None:
     assert attempts.unwanted("va", attached=False, now=ATTACH_TIMEOUT + 1) == (None, 0.0)
     attempts.wanted("vb", VOLUME, [], attached=False, now=0.0)
     assert attempts.unwanted("vb", attached=True, now=1.0) == (None, 0.0)  # attached: no wait
+
+
+def test_multi_attach_rules_and_messages() -> None:
+    from kcm.controllers.attachdetach._multi_attach import (
+        multi_attach_allowed,
+        multi_attach_message,
+    )
+    from kcm.models.core_v1 import PersistentVolume, PersistentVolumeSpec
+
+    def pv(*modes: str) -> PersistentVolume:
+        return PersistentVolume(spec=PersistentVolumeSpec(access_modes=list(modes)))
+
+    assert not multi_attach_allowed(pv("ReadWriteOnce"))
+    assert not multi_attach_allowed(pv("ReadWriteOncePod"))
+    assert multi_attach_allowed(pv("ReadWriteOnce", "ReadOnlyMany"))
+    assert multi_attach_allowed(pv("ReadWriteMany"))
+    assert multi_attach_allowed(pv())  # unknown: the attacher decides
+
+    def at(name: str, namespace: str) -> Pod:
+        return Pod(metadata=ObjectMeta(name=name, namespace=namespace))
+
+    waiting = at("b", "ns1")
+    prefix = 'Multi-Attach error for volume "pv-1" '
+    assert multi_attach_message("pv-1", waiting, []) == (
+        prefix + "Volume is already exclusively attached to one node and can't be attached to "
+        "another"
+    )
+    assert multi_attach_message("pv-1", waiting, [at("a", "ns1"), at("c", "ns1")]) == (
+        prefix + "Volume is already used by pod(s) a, c"
+    )
+    assert multi_attach_message("pv-1", waiting, [at("a", "ns1"), at("x", "ns2")]) == (
+        prefix + "Volume is already used by pod(s) a and 1 pod(s) in different namespaces"
+    )
+    assert multi_attach_message("pv-1", waiting, [at("x", "ns2"), at("y", "ns3")]) == (
+        prefix + "Volume is already used by 2 pod(s) in different namespaces"
+    )

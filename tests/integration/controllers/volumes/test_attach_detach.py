@@ -190,3 +190,37 @@ def test_a_sync_period_under_a_second_is_refused() -> None:
 
     with pytest.raises(InvalidSyncPeriod, match="greater than one second"):
         AttachDetachController(None, None, reconcile_sync_period=0.5)  # type: ignore[arg-type]
+
+
+async def test_a_single_node_volume_waits_for_the_other_node(api_server: ApiServer) -> None:
+    recorder = FakeRecorder()
+
+    def build(client: ApiClient, factory: SharedInformerFactory) -> AttachDetachController:
+        return AttachDetachController(client, factory, recorder=recorder)
+
+    async with running(api_server, build) as env:
+        client = env.client
+        attachments: Any = client.api(VolumeAttachment)
+        await node(client, "n1")
+        await node(client, "n2")
+        await bound_csi_volume(client, "data")  # ReadWriteOnce
+        await client.api(Pod, NS).create(pod("first", "data", "n1"))
+        on_n1 = volume_attachment_name("h-data", DRIVER, "n1")
+
+        async def created(*expected: str) -> bool:
+            return await names(attachments) == set(expected)
+
+        await eventually(lambda: created(on_n1))
+        await attachments.patch_status(on_n1, {"status": {"attached": True}})
+        await client.api(Pod, NS).create(pod("second", "data", "n2"))
+        message = (
+            'Warning FailedAttachVolume Multi-Attach error for volume "pv-data" Volume is '
+            "already used by pod(s) first"
+        )
+        await eventually(lambda: message in recorder.events)
+        await env.quiesce()
+        assert await names(attachments) == {on_n1}
+        assert recorder.events.count(message) == 1  # told once
+
+        await client.api(Pod, NS).delete("first", grace_period_seconds=0)
+        await eventually(lambda: created(volume_attachment_name("h-data", DRIVER, "n2")))
