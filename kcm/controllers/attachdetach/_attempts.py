@@ -24,6 +24,7 @@ class AttachAttempt:
     started: float
     volume: CSIVolume
     pods: list[Pod] = field(default_factory=list)
+    failures: int = 0
 
     def failure(self) -> str:
         """The ``FailedAttachVolume`` message when it times out (kube's text)."""
@@ -52,7 +53,8 @@ class AttachAttempts:
         if attempt is not None and now >= attempt.started + ATTACH_TIMEOUT:
             failed, attempt = attempt, None
         if attempt is None:
-            attempt = self._attempts[name] = AttachAttempt(now, volume, list(pods))
+            tries = failed.failures + 1 if failed is not None else 0
+            attempt = self._attempts[name] = AttachAttempt(now, volume, list(pods), tries)
         return failed, attempt.started + ATTACH_TIMEOUT - now
 
     def unwanted(
@@ -68,6 +70,14 @@ class AttachAttempts:
             return None, attempt.started + ATTACH_TIMEOUT - now
         del self._attempts[name]
         return attempt, 0.0
+
+    def first_in_flight(self, name: str, now: float) -> float | None:
+        """Seconds until the first attach of ``name`` ends, if it is in flight (kube does not
+        count such a volume as attached anywhere yet), else None."""
+        attempt = self._attempts.get(name)
+        if attempt is None or attempt.failures or now >= attempt.started + ATTACH_TIMEOUT:
+            return None
+        return attempt.started + ATTACH_TIMEOUT - now
 
     def forget(self, name: str) -> None:
         """The attachment is gone."""

@@ -69,6 +69,10 @@ MAX_WAIT_FOR_UNMOUNT = 6 * 60.0
 """Seconds a detach waits for the node to stop reporting the volume in use (kube's
 ``maxWaitForUnmountDuration``)."""
 
+MULTI_ATTACH_RECHECK = 60.0
+"""Seconds between checks of a volume waiting for another node to let it go (its
+VolumeAttachment's deletion also triggers one)."""
+
 _POD_NODE_INDEX = "attachdetach/spec.nodeName"
 _ATTACHMENT_NODE_INDEX = "attachdetach/attachment.spec.nodeName"
 _ATTACHMENT_VOLUME_INDEX = "attachdetach/attachment.spec.source.persistentVolumeName"
@@ -265,7 +269,11 @@ class AttachDetachController:
         waits: list[float] = []
         for attachment_name, entry in wanted.items():
             found = existing.get(attachment_name)
-            if found is None and self._blocked(name, attachment_name, entry):
+            blocked = (
+                None if found is not None else self._blocked(name, attachment_name, entry, now)
+            )
+            if blocked is not None:
+                waits.append(blocked)
                 continue
             self._multi_reported.get(name, set()).discard(attachment_name)
             if found is None:
@@ -312,29 +320,39 @@ class AttachDetachController:
             await self._report(node, wanted, existing, held)
         return Result(requeue_after=min(waits)) if waits else Result()
 
-    def _blocked(self, node: str, attachment_name: str, entry: WantedVolume) -> bool:
-        """Whether the volume may not be attached to ``node``: only one node may use it and
-        another has it (attached or attaching); the waiting pods get a ``FailedAttachVolume``
-        once."""
+    def _blocked(
+        self, node: str, attachment_name: str, entry: WantedVolume, now: float
+    ) -> float | None:
+        """None if the volume may be attached to ``node``; else seconds to check again.
+
+        Only one node may use it and another has it: attached, or attaching after a failed
+        attempt (the waiting pods get a ``FailedAttachVolume`` once); or its first attach in
+        flight, which kube's executor runs alone (silently, until it ends)."""
         pv = self._volumes.get_or_none(None, entry.volume.pv_name)
         if multi_attach_allowed(pv):
-            return False
-        elsewhere = {
-            a.spec.node_name
-            for a in self._attachments.by_index(_ATTACHMENT_VOLUME_INDEX, entry.volume.pv_name)
-            if a.spec is not None and a.spec.node_name and a.spec.node_name != node
-        }
-        if not elsewhere:
-            return False
+            return None
+        known: set[str] = set()
+        pending: list[float] = []
+        for other in self._attachments.by_index(_ATTACHMENT_VOLUME_INDEX, entry.volume.pv_name):
+            other_node = other.spec.node_name if other.spec else None
+            if not other_node or other_node == node:
+                continue
+            in_flight = self._attempts.first_in_flight(other.metadata.name or "", now)
+            if in_flight is None or _attached(other):
+                known.add(other_node)
+            else:
+                pending.append(in_flight)
+        if not known:
+            return min(pending) if pending else None
         reported = self._multi_reported.setdefault(node, set())
         if attachment_name not in reported:
             reported.add(attachment_name)
-            users = self._users_on(elsewhere, pv)
+            users = self._users_on(known, pv)
             if self._recorder is not None:
                 for pod in entry.pods:
                     message = multi_attach_message(entry.volume.pv_name, pod, users)
                     self._recorder.event(pod, "Warning", "FailedAttachVolume", message)
-        return True
+        return MULTI_ATTACH_RECHECK
 
     def _users_on(self, nodes: set[str], pv: PersistentVolume | None) -> list[Pod]:
         """The live pods on ``nodes`` using ``pv``'s claim."""

@@ -60,6 +60,8 @@ def pod(name: str, claim_name: str, node: str) -> dict[str, Any]:
 NODE = "attachdetach-node"
 OTHER = "attachdetach-unmanaged"
 SKIP_NODE = "attachdetach-skip-node"
+MULTI_1 = "attachdetach-multi-1"
+MULTI_2 = "attachdetach-multi-2"
 
 SCENARIOS = [
     Scenario(
@@ -106,5 +108,24 @@ SCENARIOS = [
         ),
         kinds=("volumeattachments", "pods", "events"),
         doc="attachRequired: false and a node without the annotation: no VolumeAttachment.",
+    ),
+    Scenario(
+        "attachdetach/multi-attach-waits-for-the-other-node",
+        (
+            CreateNode(MULTI_1),
+            PatchNode(MULTI_1, MANAGED),
+            CreateNode(MULTI_2),
+            PatchNode(MULTI_2, MANAGED),
+            Create(volume("df-attachdetach-multi-pv")),
+            Create(claim("shared", "df-attachdetach-multi-pv")),
+            BindVolume("shared", "df-attachdetach-multi-pv"),
+            Settle(),
+            Create(pod("first", "shared", MULTI_1)),
+            Settle(),
+            Create(pod("second", "shared", MULTI_2)),
+            Settle(),
+        ),
+        kinds=("volumeattachments", "pods", "events"),
+        doc="A ReadWriteOnce volume attaching to one node: the pod on the other is told why.",
     ),
 ]

@@ -74,6 +74,16 @@ def test_an_attach_times_out_and_starts_again() -> None:
     assert attempts.wanted("va", VOLUME, [pod], attached=True, now=130.0) == (None, None)
 
 
+def test_only_a_first_attach_counts_as_in_flight() -> None:
+    attempts = AttachAttempts()
+    assert attempts.first_in_flight("va", now=0.0) is None
+    attempts.wanted("va", VOLUME, [], attached=False, now=0.0)
+    assert attempts.first_in_flight("va", now=20.0) == ATTACH_TIMEOUT - 20.0
+    assert attempts.first_in_flight("va", now=ATTACH_TIMEOUT) is None
+    attempts.wanted("va", VOLUME, [], attached=False, now=ATTACH_TIMEOUT)  # failed, retried
+    assert attempts.first_in_flight("va", now=ATTACH_TIMEOUT + 1) is None
+
+
 def test_a_detach_waits_for_the_attach_in_flight() -> None:
     attempts = AttachAttempts()
     attempts.wanted("va", VOLUME, [], attached=False, now=0.0)

@@ -211,8 +211,11 @@ async def test_a_single_node_volume_waits_for_the_other_node(api_server: ApiServ
             return await names(attachments) == set(expected)
 
         await eventually(lambda: created(on_n1))
-        await attachments.patch_status(on_n1, {"status": {"attached": True}})
         await client.api(Pod, NS).create(pod("second", "data", "n2"))
+        await env.quiesce()  # n1's first attach is in flight: n2 waits without a word
+        assert await names(attachments) == {on_n1}
+        assert not [e for e in recorder.events if "Multi-Attach" in e]
+        await attachments.patch_status(on_n1, {"status": {"attached": True}})
         message = (
             'Warning FailedAttachVolume Multi-Attach error for volume "pv-data" Volume is '
             "already used by pod(s) first"
