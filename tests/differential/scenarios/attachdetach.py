@@ -6,7 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..scenario import BindVolume, Create, CreateNode, Delete, PatchNode, Scenario, Settle
+from kcm.controllerkit import volume_attachment_name
+
+from ..scenario import (
+    BindVolume,
+    Create,
+    CreateNode,
+    Delete,
+    Patch,
+    PatchNode,
+    Scenario,
+    Settle,
+)
 
 MANAGED = {
     "metadata": {"annotations": {"volumes.kubernetes.io/controller-managed-attach-detach": "true"}}
@@ -60,6 +71,7 @@ def pod(name: str, claim_name: str, node: str) -> dict[str, Any]:
 NODE = "attachdetach-node"
 OTHER = "attachdetach-unmanaged"
 SKIP_NODE = "attachdetach-skip-node"
+ATTACHED_NODE = "attachdetach-attached-node"
 MULTI_1 = "attachdetach-multi-1"
 MULTI_2 = "attachdetach-multi-2"
 
@@ -127,5 +139,30 @@ SCENARIOS = [
         ),
         kinds=("volumeattachments", "pods", "events"),
         doc="A ReadWriteOnce volume attaching to one node: the pod on the other is told why.",
+    ),
+    Scenario(
+        "attachdetach/attached-then-detached-at-once",
+        (
+            CreateNode(ATTACHED_NODE),
+            PatchNode(ATTACHED_NODE, MANAGED),
+            Create(volume("df-attachdetach-attached-pv")),
+            Create(claim("data", "df-attachdetach-attached-pv")),
+            BindVolume("data", "df-attachdetach-attached-pv"),
+            Settle(),
+            Create(pod("user", "data", ATTACHED_NODE)),
+            Settle(),
+            Patch(
+                "volumeattachments",
+                volume_attachment_name("handle-df-attachdetach-attached-pv", DRIVER, ATTACHED_NODE),
+                {"status": {"attached": True}},
+                subresource="status",
+            ),
+            Settle(),
+            Delete("pods", "user", grace_period_seconds=0),
+            Settle(),
+        ),
+        kinds=("volumeattachments", "pods", "events"),
+        doc="Attached (as an external attacher says): SuccessfulAttachVolume; the pod's deletion "
+        "then detaches at once (no kubelet reports the volume in use).",
     ),
 ]
