@@ -167,8 +167,18 @@ async def test_no_attachment_without_attach_or_management(api_server: ApiServer)
         await node(client, "unmanaged", managed=False)
         await bound_csi_volume(client, "skip", driver="noattach.example.com")
         await bound_csi_volume(client, "elsewhere")
+        await client.api(PersistentVolumeClaim, NS).create(
+            PersistentVolumeClaim(
+                metadata=ObjectMeta(name="unbound"),
+                spec=PersistentVolumeClaimSpec(
+                    access_modes=["ReadWriteOnce"],
+                    resources=VolumeResourceRequirements(requests={"storage": "1Gi"}),
+                ),
+            )
+        )
         await client.api(Pod, NS).create(pod("a", "skip", "n1"))
         await client.api(Pod, NS).create(pod("b", "elsewhere", "unmanaged"))
+        await client.api(Pod, NS).create(pod("c", "unbound", "n1"))
         await env.quiesce()
         assert await names(attachments) == set()
 
@@ -227,3 +237,28 @@ async def test_a_single_node_volume_waits_for_the_other_node(api_server: ApiServ
 
         await client.api(Pod, NS).delete("first", grace_period_seconds=0)
         await eventually(lambda: created(volume_attachment_name("h-data", DRIVER, "n2")))
+
+
+async def test_a_deleted_node_loses_its_attachments(api_server: ApiServer) -> None:
+    def build(client: ApiClient, factory: SharedInformerFactory) -> AttachDetachController:
+        return AttachDetachController(client, factory)
+
+    async with running(api_server, build) as env:
+        client = env.client
+        attachments: Any = client.api(VolumeAttachment)
+        await node(client, "n1")
+        await bound_csi_volume(client, "data")
+        await client.api(Pod, NS).create(pod("user", "data", "n1"))
+        name = volume_attachment_name("h-data", DRIVER, "n1")
+
+        async def present() -> bool:
+            return name in await names(attachments)
+
+        await eventually(present)
+        await attachments.patch_status(name, {"status": {"attached": True}})
+        await client.api(Node).delete("n1")
+
+        async def detached() -> bool:
+            return not await present()
+
+        await eventually(detached)
