@@ -12,12 +12,14 @@ and a reconciler loop between them; here one reconcile per node compares the cac
   ``status.attached``); an attach not attached within two minutes fails (``FailedAttachVolume``
   on its pods) and starts again (:mod:`._attempts`);
 * detach: delete the node's VolumeAttachments of PVs no longer wanted, once their attach in
-  flight (if any) has ended, and unless the node still
-  reports the volume in ``status.volumesInUse`` (kube waits up to 6 minutes for the kubelet to
-  unmount, then detaches anyway);
+  flight (if any) has ended, and unless the node still reports the volume in
+  ``status.volumesInUse`` (kube waits up to 6 minutes for the kubelet to unmount, then
+  detaches anyway);
 * multi-attach: a volume whose PV allows one node only (no ReadWriteMany or ReadOnlyMany
   among its access modes) is not attached while another node has a VolumeAttachment of it; its
-  pods get one ``FailedAttachVolume`` ``Multi-Attach error ...`` (:mod:`._multi_attach`);
+  pods get one ``FailedAttachVolume`` ``Multi-Attach error ...`` once the other node has it
+  attached (or its attach failed), nothing while that node's first attach is in flight
+  (:mod:`._multi_attach`);
 * report: ``status.volumesAttached`` lists the attached, wanted volumes (kube's unique name,
   ``devicePath`` empty), with a ``SuccessfulAttachVolume`` event on the pods when one is new.
 
