@@ -23,6 +23,7 @@ from kcm.simulation import SimulationConfig
 
 from ._admission_flags import add_admission_flags, admission_plugins_from
 from ._cloud import add_cloud_flags
+from ._kube_flags import add_compatibility_flags, add_feature_gates_flag, compatibility_flags_given
 from ._settings import RunSettings
 from ._values import (
     UsageErrorParser,
@@ -156,6 +157,7 @@ def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
     _add_embedded_flags(parser)
     _add_simulation_flags(parser)
     _add_output_flags(parser)
+    add_compatibility_flags(parser, _bool_flag)  # last: only flags no group above defines
     return parser
 
 
@@ -178,6 +180,15 @@ def _add_connection_flags(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="client burst (default 30)",
     )
+    _bool_flag(
+        conn,
+        "--use-service-account-credentials",
+        default=False,
+        dest="use_service_account_credentials",
+        help="each controller talks as its own ServiceAccount, kube-system/<name>-controller "
+        "(created if missing; a TokenRequest token, renewed), as kube-controller-manager's "
+        "(default false: every controller uses kcm's own credentials)",
+    )
 
 
 def _add_controller_flags(parser: argparse.ArgumentParser) -> None:
@@ -194,6 +205,7 @@ def _add_controller_flags(parser: argparse.ArgumentParser) -> None:
         "comma-separated or repeated (default '*')",
     )
     parser.set_defaults(controllers=["*"])
+    add_feature_gates_flag(ctl)
     _add_registry_flags(ctl)
     _bool_flag(
         ctl,
@@ -560,7 +572,9 @@ def _settings_from(args: argparse.Namespace) -> RunSettings:
         master=args.master,
         kube_api_qps=args.kube_api_qps,
         kube_api_burst=args.kube_api_burst,
+        use_service_account_credentials=args.use_service_account_credentials,
         controllers=tuple(enabled),
+        feature_gates=dict(args.feature_gates),
         workers=workers,
         controller_options=options,
         cloud_provider=args.cloud_provider,
@@ -584,6 +598,7 @@ def _settings_from(args: argparse.Namespace) -> RunSettings:
         verbosity=args.verbosity,
         logging_format=args.logging_format,
         status_view=args.status_view,
+        ignored_flags=compatibility_flags_given(args),
     )
 
 

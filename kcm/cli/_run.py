@@ -30,7 +30,7 @@ from ._cloud import cloud_provider_name, load_cloud
 from ._logging import configure_logging
 from ._settings import RunSettings
 
-__all__ = ["DataDirLocked", "run", "serve"]
+__all__ = ["DataDirLocked", "log_ignored_flags", "run", "serve"]
 
 logger = logging.getLogger("kcm.cli")
 
@@ -124,7 +124,8 @@ def _banner(out: TextIO, server_url: str, settings: RunSettings, simulate: bool)
 
 class _ControllerView:
     """The manager as one controller sees it: everything shared (factory, clock, registry,
-    events, ``add``) except :attr:`client`, which is the controller's own.
+    events, ``add``) except :attr:`client`, which is the controller's own, and with
+    :attr:`feature_gates` (``--feature-gates``).
 
     kube-controller-manager builds one client per controller, each with its own
     ``--kube-api-qps``/``--kube-api-burst`` rate limiter and user agent, so a controller that
@@ -132,9 +133,10 @@ class _ControllerView:
     ReplicaSet creating hundreds of pods) never delays another one's writes.
     """
 
-    def __init__(self, manager: Any, client: Any) -> None:
+    def __init__(self, manager: Any, client: Any, feature_gates: Any = None) -> None:
         self._manager = manager
         self.client = client
+        self.feature_gates = feature_gates  # kcm.controllerkit.feature_gates reads it
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._manager, name)
@@ -156,8 +158,11 @@ async def _add_controllers(
     Raises:
         ConfigError: a controller's flag value is unusable (kube-controller-manager exits).
     """
+    from kcm.controllerkit import FeatureGates
     from kcm.controllers import CONTROLLERS, ControllerDisabled
     from kcm.errors import ConfigError
+
+    gates = FeatureGates(settings.feature_gates)
 
     failed: list[str] = []
     workers = settings.workers or {}
@@ -182,7 +187,7 @@ async def _add_controllers(
         client = await _client(stack, config, f"{name}-controller")
         try:
             ignored = spec.add_to_manager(
-                _ControllerView(manager, client),
+                _ControllerView(manager, client, gates),
                 workers=workers.get(name, spec.default_workers),
                 **dict(options.get(name, {})),
                 **extra,
@@ -387,6 +392,7 @@ async def _serve(
     from kcm.runtime import Manager
 
     env = os.environ if environ is None else environ
+    log_ignored_flags(settings)
     embedded = settings.embedded(env)
     simulate = settings.simulating(embedded=embedded)
     async with contextlib.AsyncExitStack() as stack:
@@ -444,6 +450,12 @@ async def _serve(
         if received is not None:
             logger.info("kcm stopped after %s", received.name)
         return received
+
+
+def log_ignored_flags(settings: RunSettings) -> None:
+    """One line per kube-controller-manager flag given that kcm accepts without effect."""
+    for flag in settings.ignored_flags:
+        logger.info("flag %s is accepted for compatibility and has no effect in kcm", flag)
 
 
 def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:
