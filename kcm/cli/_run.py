@@ -163,6 +163,11 @@ async def _add_controllers(
     from kcm.errors import ConfigError
 
     gates = FeatureGates(settings.feature_gates)
+    tokens = None
+    if settings.use_service_account_credentials:
+        from ._identities import ServiceAccountTokens
+
+        tokens = ServiceAccountTokens(await _client(stack, config, "controller-client-builder"))
 
     failed: list[str] = []
     workers = settings.workers or {}
@@ -184,7 +189,7 @@ async def _add_controllers(
             logger.error("Skipping controller %s: %s", name, exc)
             failed.append(name)
             continue
-        client = await _client(stack, config, f"{name}-controller")
+        client = await _controller_client(stack, config, name, tokens)
         try:
             ignored = spec.add_to_manager(
                 _ControllerView(manager, client, gates),
@@ -241,14 +246,44 @@ async def serve(
 
 
 async def _client(
-    stack: contextlib.AsyncExitStack, config: Any, component: str, **changes: Any
+    stack: contextlib.AsyncExitStack,
+    config: Any,
+    component: str,
+    *,
+    token_source: Any = None,
+    user: str = "",
+    **changes: Any,
 ) -> Any:
-    """A new ApiClient on ``config`` for ``component`` (its user agent), closed with ``stack``."""
+    """A new ApiClient on ``config`` for ``component`` (its user agent, with ``/user`` appended
+    as kube's ``AddUserAgent``), closed with ``stack``; ``token_source`` replaces the config's
+    credentials."""
     from kcm.client import ApiClient
 
-    agent = f"kcm/{__version__} ({component})"
+    agent = f"kcm/{__version__} ({component})" + (f"/{user}" if user else "")
     return await stack.enter_async_context(
-        ApiClient(msgspec.structs.replace(config, user_agent=agent, **changes))
+        ApiClient(
+            msgspec.structs.replace(config, user_agent=agent, **changes),
+            token_source=token_source,
+        )
+    )
+
+
+async def _controller_client(
+    stack: contextlib.AsyncExitStack, config: Any, name: str, tokens: Any
+) -> Any:
+    """Controller ``name``'s own client: kcm's credentials, or with
+    ``--use-service-account-credentials`` (``tokens``) its ServiceAccount's, as kube's."""
+    from ._identities import ROOT_CONTROLLERS, anonymous, client_name
+
+    if tokens is None or name in ROOT_CONTROLLERS:
+        return await _client(stack, config, f"{name}-controller")
+    account = client_name(name)
+    return await _client(
+        stack,
+        anonymous(config),
+        f"{name}-controller",
+        token_source=tokens.source(account),
+        user=f"system:serviceaccount:kube-system:{account}",
     )
 
 
