@@ -65,8 +65,14 @@ def parse_help(text: str) -> dict[str, object]:
                 "default": default.group(1) if default else None,
             }
         )
+    every = re.search(r"All controllers: ([^\n]+)", text)
+    off = re.search(r"Disabled-by-default controllers: ([\w, -]+?)\s*(?:\(default|$)", text, re.M)
     return {
         "source": "kube-controller-manager --help (Kubernetes 1.24-dev)",
+        "controllers": {
+            "all": [n.strip() for n in every.group(1).split(",")] if every else [],
+            "disabled_by_default": [n.strip() for n in off.group(1).split(",")] if off else [],
+        },
         "flags": sorted(flags, key=lambda f: str(f["name"])),
         "feature_gates": dict(sorted(gates.items())),
     }

@@ -23,7 +23,12 @@ from kcm.simulation import SimulationConfig
 
 from ._admission_flags import add_admission_flags, admission_plugins_from
 from ._cloud import add_cloud_flags
-from ._kube_flags import add_compatibility_flags, add_feature_gates_flag, compatibility_flags_given
+from ._kube_flags import (
+    KUBE_DEFAULT_CONTROLLERS,
+    add_compatibility_flags,
+    add_feature_gates_flag,
+    compatibility_flags_given,
+)
 from ._settings import RunSettings
 from ._values import (
     UsageErrorParser,
@@ -39,6 +44,9 @@ from ._values import (
 __all__ = ["build_run_parser", "default_data_dir", "parse_run_args"]
 
 RESOURCE_LOCKS = ("leases", "configmapsleases")
+KCM_LEASE = "kcm"
+"""kcm's default lease name (kube-system/kcm); kube-controller-manager's is its own name."""
+KUBE_LEASE = "kube-controller-manager"
 
 _SIM = SimulationConfig()
 
@@ -283,9 +291,18 @@ def _add_leader_election_flags(parser: argparse.ArgumentParser) -> None:
     )
     le.add_argument(
         "--leader-elect-resource-name",
-        default="kube-controller-manager",
+        default=KCM_LEASE,
         metavar="NAME",
-        help="lock name (default kube-controller-manager)",
+        help=f"lock name (default {KCM_LEASE}: kcm's own, so it never takes over a running "
+        "kube-controller-manager's lease; kube-controller-manager to replace it)",
+    )
+    _bool_flag(
+        le,
+        "--leader-elect-allow-fewer-controllers",
+        default=False,
+        dest="allow_fewer_controllers",
+        help="take the kube-controller-manager lease although fewer controllers are enabled "
+        "than kube-controller-manager runs by default (default false: a usage error naming them)",
     )
     le.add_argument(
         "--leader-elect-resource-namespace",
@@ -565,8 +582,26 @@ def _explicit_booleans(parser: argparse.ArgumentParser, argv: Sequence[str]) -> 
     return out
 
 
+def _check_lease_takeover(args: argparse.Namespace, enabled: list[str]) -> None:
+    """Taking kube-controller-manager's lease replaces it: with fewer of its default
+    controllers enabled, the cluster would silently lose some. A usage error unless
+    ``--leader-elect-allow-fewer-controllers`` confirms it."""
+    if not args.leader_elect or args.leader_elect_resource_name != KUBE_LEASE:
+        return
+    missing = sorted(KUBE_DEFAULT_CONTROLLERS - set(enabled))
+    if missing and not args.allow_fewer_controllers:
+        raise ValueError(
+            f"--leader-elect-resource-name={KUBE_LEASE} takes over from kube-controller-manager, "
+            f"but {len(missing)} of the controllers it runs by default would not run here "
+            f"({', '.join(missing)}); enable them with --controllers, use kcm's own lease "
+            f"(--leader-elect-resource-name={KCM_LEASE}), or confirm with "
+            "--leader-elect-allow-fewer-controllers"
+        )
+
+
 def _settings_from(args: argparse.Namespace) -> RunSettings:
     enabled, workers, options = _controller_settings(args)
+    _check_lease_takeover(args, enabled)
     return RunSettings(
         kubeconfig=args.kubeconfig,
         master=args.master,

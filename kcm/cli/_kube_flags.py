@@ -21,16 +21,20 @@ from kcm.controllerkit import FeatureGates
 from ._values import parse_bool, parse_duration
 
 __all__ = [
+    "KUBE_DEFAULT_CONTROLLERS",
     "KUBE_FLAGS",
     "add_compatibility_flags",
     "add_feature_gates_flag",
     "compatibility_flags_given",
 ]
 
-KUBE_FLAGS: list[dict[str, Any]] = json.loads(
-    Path(__file__).with_name("_kube_controller_manager_flags.json").read_text()
-)["flags"]
+_RECORDED = json.loads(Path(__file__).with_name("_kube_controller_manager_flags.json").read_text())
+KUBE_FLAGS: list[dict[str, Any]] = _RECORDED["flags"]
 """kube-controller-manager's flags: name, short name, Go type, ``--help`` group, default."""
+KUBE_DEFAULT_CONTROLLERS: frozenset[str] = frozenset(_RECORDED["controllers"]["all"]) - frozenset(
+    _RECORDED["controllers"]["disabled_by_default"]
+)
+"""The controllers kube-controller-manager 1.24 runs with its default ``--controllers=*``."""
 
 _DEST_PREFIX = "compat_"
 

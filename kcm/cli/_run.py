@@ -30,7 +30,13 @@ from ._cloud import cloud_provider_name, load_cloud
 from ._logging import configure_logging
 from ._settings import RunSettings
 
-__all__ = ["DataDirLocked", "log_ignored_flags", "run", "serve"]
+__all__ = [
+    "DataDirLocked",
+    "log_ignored_flags",
+    "run",
+    "serve",
+    "warn_if_kube_controller_manager_leads",
+]
 
 logger = logging.getLogger("kcm.cli")
 
@@ -367,6 +373,37 @@ async def _release_stale_lease(config: Any, settings: RunSettings) -> None:
         )
 
 
+async def warn_if_kube_controller_manager_leads(client: Any, settings: RunSettings) -> bool:
+    """Log a warning when kube-controller-manager's own lease is held and fresh while kcm runs
+    on its own lease: both managers then lead at once and their controllers act on the same
+    objects. Returns whether it warned (an unreadable lease is no warning)."""
+    from kcm.errors import KcmError
+    from kcm.models import Lease
+
+    if settings.resource_name == "kube-controller-manager":
+        return False
+    try:
+        lease = await client.api(Lease, namespace="kube-system").get("kube-controller-manager")
+    except KcmError:
+        return False
+    spec = lease.spec
+    if spec is None or not spec.holder_identity or spec.renew_time is None:
+        return False
+    expires = spec.renew_time.timestamp() + (spec.lease_duration_seconds or 15)
+    if expires < client.clock.now().timestamp():
+        return False
+    logger.warning(
+        "kube-controller-manager is running (kube-system/kube-controller-manager is held by %s): "
+        "kcm leads on its own lease %s/%s, so both run controllers on the same objects; stop "
+        "kube-controller-manager, run kcm only with controllers it lacks, or share its lease "
+        "with --leader-elect-resource-name=kube-controller-manager",
+        spec.holder_identity,
+        settings.resource_namespace,
+        settings.resource_name,
+    )
+    return True
+
+
 async def _leader_election(
     settings: RunSettings, config: Any, stack: contextlib.AsyncExitStack
 ) -> Any:
@@ -377,6 +414,7 @@ async def _leader_election(
     if not settings.leader_elect:
         return None
     client = await _client(stack, config, "leader-election")
+    await warn_if_kube_controller_manager_leads(client, settings)
     return LeaderElectionOptions(
         name=settings.resource_name,
         namespace=settings.resource_namespace,

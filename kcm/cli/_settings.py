@@ -45,7 +45,7 @@ class RunSettings:
         default_factory=lambda: LeaderElectionConfig(release_on_cancel=True)
     )
     resource_lock: str = "leases"
-    resource_name: str = "kube-controller-manager"
+    resource_name: str = "kcm"
     resource_namespace: str = "kube-system"
     bind_address: str | None = None
     secure_port: int = 10257
