@@ -77,8 +77,10 @@ def _client_config(settings: RunSettings, environ: Mapping[str, str]) -> Any:
         config = load_kubeconfig(environ["KUBECONFIG"].split(os.pathsep))
     elif settings.master:
         config = ClientConfig(server=settings.master, source="--master")
-    else:
-        config = in_cluster_config()
+    else:  # a pod: the mounted ServiceAccount (KCM_SERVICE_ACCOUNT_DIR moves the mount)
+        config = in_cluster_config(
+            environ=environ, service_account_dir=environ.get(SERVICE_ACCOUNT_DIR_ENV) or None
+        )
     if settings.master:
         config = msgspec.structs.replace(config, server=settings.master)
     return config
@@ -96,6 +98,10 @@ def _lock(client: Any, settings: RunSettings) -> Any:
         return lease
     return MultiLock(ConfigMapLock(client, name, namespace, identity=identity), lease)
 
+
+SERVICE_ACCOUNT_DIR_ENV = "KCM_SERVICE_ACCOUNT_DIR"
+"""Where the in-cluster ServiceAccount token, ca.crt and namespace are (default
+``/var/run/secrets/kubernetes.io/serviceaccount``, as client-go's)."""
 
 _INSECURE_WARNING = (
     "warning: the embedded API server serves plain HTTP without authentication "

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 import yaml
 
@@ -96,7 +97,8 @@ async def run_deployment(
             ]
         )
         signals = FakeSignals()
-        async with ApiClient(load_kubeconfig_dict(server.kubeconfig())) as admin:
+        unthrottled = msgspec.structs.replace(load_kubeconfig_dict(server.kubeconfig()), qps=-1)
+        async with ApiClient(unthrottled) as admin:
             if supplement:
                 await apply(admin, RBAC_DOCS)
             async with anyio.create_task_group() as tg:
