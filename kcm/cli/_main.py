@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from kcm.errors import MissingExtra
 
 from .._version import __version__
-from . import _apiserver
+from . import _apiserver, _completion
 from ._values import UsageErrorParser
 
 
@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     _apiserver.add_parser(subparsers)
+    _completion.add_parser(subparsers)
     subparsers.add_parser(
         "cloud-controller-manager",
         help="run the cloud controllers on a cloud provider plugin (kcm cloud-controller-manager "
