@@ -47,6 +47,11 @@ STOP_SIGNALS = tuple(
 closed terminal), so a laptop session that ends still releases the lease."""
 
 
+SERVICE_ACCOUNT_DIR_ENV = "KCM_SERVICE_ACCOUNT_DIR"
+"""Where the in-cluster ServiceAccount token, ca.crt and namespace are (default
+``/var/run/secrets/kubernetes.io/serviceaccount``, as client-go's)."""
+
+
 def _locked_hint(data_dir: Path) -> str:
     return (
         "is another kcm running? stop it, or run this one with another --data-dir and "
@@ -98,10 +103,6 @@ def _lock(client: Any, settings: RunSettings) -> Any:
         return lease
     return MultiLock(ConfigMapLock(client, name, namespace, identity=identity), lease)
 
-
-SERVICE_ACCOUNT_DIR_ENV = "KCM_SERVICE_ACCOUNT_DIR"
-"""Where the in-cluster ServiceAccount token, ca.crt and namespace are (default
-``/var/run/secrets/kubernetes.io/serviceaccount``, as client-go's)."""
 
 _INSECURE_WARNING = (
     "warning: the embedded API server serves plain HTTP without authentication "

@@ -151,3 +151,15 @@ def test_the_command_without_its_extras_is_one_line_and_exit_1(tmp_path: Path) -
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("kcm: error: ")
     assert "needs kcm[server]" in lines[0]
+
+
+def test_kcm_apiserver_tls_without_the_server_extra_is_one_line() -> None:
+    """The issue's case: ``kcm apiserver --tls`` on a plain install was a 36-line traceback."""
+    result = _run_hidden(
+        "import sys\nfrom kcm.cli import main\nsys.exit(main(['apiserver', '--tls']))\n"
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "kcm: error: the embedded API server (kcm.apiserver) needs kcm[server]: "
+        f"pip install '{DISTRIBUTION}[server]' (hypercorn is not installed)"
+    ]
