@@ -9,6 +9,7 @@ against a real cluster.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import importlib.util
 import logging
@@ -501,6 +502,13 @@ async def _serve(
         )
         if cloud is not None:
             cloud.initialize(manager.client, manager.factory)
+        if embedded and settings.use_service_account_credentials:
+            # the embedded server's RBAC has kube's roles only, which refuse kcm's PATCHes
+            logger.warning(
+                "--use-service-account-credentials has no effect in embedded mode: the "
+                "controllers use kcm's own credentials (see docs/kcm.md, controller identities)"
+            )
+            settings = dataclasses.replace(settings, use_service_account_credentials=False)
         failed = await _add_controllers(manager, settings, config, stack, cloud)
         started = [n for n in settings.controllers if n not in failed]
         logger.info(

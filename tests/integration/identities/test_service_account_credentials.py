@@ -6,6 +6,7 @@ lines show who did what, with no 403. Without the supplement the same run is ref
 
 from __future__ import annotations
 
+import io
 import logging
 import re
 import signal
@@ -164,3 +165,25 @@ async def test_kubes_roles_alone_refuse_kcms_patches(
         SA + "deployment-controller",
         "PATCH",
     ) in refused
+
+
+async def test_embedded_mode_says_the_flag_has_no_effect(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = parse_run_args(
+        [
+            f"--data-dir={tmp_path / 'data'}",
+            "--use-service-account-credentials",
+            "--controllers=podgc",
+            "--secure-port=0",
+            "--no-simulation",
+            "--leader-elect=false",
+        ]
+    )
+    signals = FakeSignals()
+    caplog.set_level(logging.WARNING, logger="kcm.cli")
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: serve(settings, environ={}, out=io.StringIO(), receiver=signals))
+        await eventually(lambda: "no effect in embedded mode" in caplog.text, within=20)
+        async with signals.send:
+            await signals.send.send(signal.SIGTERM)
