@@ -103,7 +103,10 @@ def test_pyproject_extras_provide_the_modules_kcm_maps_to_them() -> None:
 def test_the_library_layers_import_without_any_extra() -> None:
     result = _run_hidden(
         "import kcm.client, kcm.informers, kcm.workqueue, kcm.leaderelection, kcm.record, "
-        "kcm.runtime, kcm.models, kcm.controllers, kcm.cli\n"
+        "kcm.runtime, kcm.models, kcm.controllers, kcm.cli, kcm.controllerkit\n"
+        # pytest loads kcm's plugin (the pytest11 entry point) in every project that has it
+        "import kcm.testing.pytest_plugin\n"
+        "from kcm.testing import FakeClock, eventually\n"
         "from kcm.client import ApiClient, ClientConfig\n"
         "from kcm.runtime import Manager\n"
         "print('ok')\n"
