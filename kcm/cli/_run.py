@@ -24,15 +24,12 @@ import anyio
 import msgspec
 from prometheus_client import CollectorRegistry
 
-from kcm.apiserver import DataDirLock, DataDirLocked
-
 from .._version import __version__
 from ._cloud import cloud_provider_name, load_cloud
 from ._logging import configure_logging
 from ._settings import RunSettings
 
 __all__ = [
-    "DataDirLocked",
     "log_ignored_flags",
     "run",
     "serve",
@@ -53,6 +50,16 @@ SERVICE_ACCOUNT_DIR_ENV = "KCM_SERVICE_ACCOUNT_DIR"
 ``/var/run/secrets/kubernetes.io/serviceaccount``, as client-go's)."""
 
 
+def __getattr__(name: str) -> Any:
+    """``DataDirLocked`` (kcm.apiserver's), imported when asked for: ``kcm --help`` works
+    without the ``server`` extra."""
+    if name == "DataDirLocked":
+        from kcm.apiserver import DataDirLocked
+
+        return DataDirLocked
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _locked_hint(data_dir: Path) -> str:
     return (
         "is another kcm running? stop it, or run this one with another --data-dir and "
@@ -65,6 +72,8 @@ def _locked_hint(data_dir: Path) -> str:
 @contextlib.contextmanager
 def _lock_data_dir(data_dir: Path) -> Iterator[None]:
     """Hold the data directory as the embedded server does (its lock, kcm's advice)."""
+    from kcm.apiserver import DataDirLock, DataDirLocked
+
     try:
         lock = DataDirLock(data_dir)
     except DataDirLocked as exc:
@@ -313,7 +322,7 @@ async def _connect(
     """The client configuration (with the QPS flags) and the server URL: the embedded
     server's, started here, or the cluster's."""
     if embedded:
-        from kcm.apiserver import ApiServer
+        from kcm.apiserver import ApiServer, DataDirLocked
         from kcm.client import load_kubeconfig_dict
 
         secure = not settings.apiserver_insecure_http
@@ -575,6 +584,7 @@ def run(settings: RunSettings, *, environ: Mapping[str, str] | None = None) -> i
     """``kcm run``: configure logging, serve until SIGINT/SIGTERM, and return the exit code
     (0 after a signal and a clean shutdown; 1 when the manager fails, leadership is lost or
     the shutdown does not finish within the manager's grace period)."""
+    from kcm.apiserver import DataDirLocked  # kcm[server]; --help parses without it
     from kcm.errors import ConfigError, GracefulShutdownTimeout, LeaderElectionLost
 
     view = settings.status_view == "on" or (settings.status_view == "auto" and sys.stdout.isatty())

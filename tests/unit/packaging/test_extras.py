@@ -166,3 +166,9 @@ def test_kcm_apiserver_tls_without_the_server_extra_is_one_line() -> None:
         "kcm: error: the embedded API server (kcm.apiserver) needs kcm[server]: "
         f"pip install '{DISTRIBUTION}[server]' (hypercorn is not installed)"
     ]
+
+
+def test_kcm_help_works_without_any_extra() -> None:
+    result = _run_hidden("import sys\nfrom kcm.cli import main\nsys.exit(main(['--help']))\n")
+    assert result.returncode == 0, result.stderr
+    assert "--use-service-account-credentials" in result.stdout
