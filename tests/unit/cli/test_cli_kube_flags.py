@@ -72,6 +72,7 @@ _BY_NAME = {
     "controllers": "*",
     "feature-gates": "AllAlpha=false",
     "leader-elect-resource-lock": "leases",
+    "leader-elect-resource-name": "kcm",  # kube's own name: see test_cli_lease_safety
     "logging-format": "json",
     "secure-port": "10257",
     "node-cidr-mask-size": "24",
