@@ -461,6 +461,8 @@ def _convert(action: argparse.Action, key: str, value: Any) -> Any:
     if action.dest == "controllers_flag":
         items = value if isinstance(value, list) else str(value).split(",")
         return [str(item).strip() for item in items if str(item).strip()]
+    if action.dest == "feature_gates" and isinstance(value, dict):  # {Name: true} as YAML
+        value = ",".join(f"{k}={str(v).lower()}" for k, v in value.items())
     if action.const is False and action.nargs == 0:  # --no-simulation: true turns it off
         return False if parse_bool(str(value)) else None
     if isinstance(value, list | dict) or value is None:

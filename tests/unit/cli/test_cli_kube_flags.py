@@ -228,3 +228,10 @@ def test_no_op_flags_are_logged_once_each_at_startup(caplog: pytest.LogCaptureFi
 def test_the_recorded_flags_file_is_json_with_groups() -> None:
     data = json.loads((ROOT / "kcm/cli/_kube_controller_manager_flags.json").read_text())
     assert {f["group"] for f in data["flags"]} >= {"Generic", "Secure serving", "Logs"}
+
+
+def test_feature_gates_in_the_config_file_take_a_mapping(tmp_path: Path) -> None:
+    config = tmp_path / "kcm.yaml"
+    config.write_text("feature-gates: {AllAlpha: true, CSIMigration: false}\n")
+    settings = parse_run_args([f"--config={config}"])
+    assert settings.feature_gates == {"AllAlpha": True, "CSIMigration": False}
