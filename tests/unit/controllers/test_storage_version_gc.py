@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from kcm.controllers import ControllerDisabled
+from kcm.controllerkit import FeatureGates
+from kcm.controllers import ControllerDisabled, storageversiongc
 from kcm.controllers.storageversiongc import add_to_manager, live_entries, with_entries
 from kcm.models.internal_v1alpha1 import (
     ServerStorageVersion,
@@ -83,12 +84,18 @@ def test_disagreeing_entries_have_no_common_version() -> None:
     ]
 
 
-def test_it_is_skipped_unless_both_gates_are_on() -> None:
+def test_it_is_skipped_unless_both_gates_are_on(monkeypatch: pytest.MonkeyPatch) -> None:
     added: list[Any] = []
     manager: Any = SimpleNamespace(add=added.append)
     with pytest.raises(ControllerDisabled, match="APIServerIdentity and StorageVersionAPI are off"):
         add_to_manager(manager)
-    manager.feature_gates = {"APIServerIdentity": True}
+    manager.feature_gates = FeatureGates({"APIServerIdentity": True})
     with pytest.raises(ControllerDisabled, match="feature gate StorageVersionAPI is off"):
         add_to_manager(manager)
     assert added == []
+    manager.feature_gates = FeatureGates({"AllAlpha": True})  # both are alpha in 1.24
+    monkeypatch.setattr(
+        storageversiongc, "add_controller", lambda m, name, build, **kw: added.append(build)
+    )
+    add_to_manager(manager)
+    assert added == [storageversiongc.StorageVersionGC]
