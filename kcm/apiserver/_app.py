@@ -54,6 +54,9 @@ from ._watch import WatchOptions, WatchStream
 __all__ = ["App"]
 
 log = logging.getLogger(__name__)
+audit = logging.getLogger("kcm.apiserver.audit")
+"""One DEBUG line per request: user, verb, path, status code, user agent (kube-apiserver's
+httplog); off unless that logger is at DEBUG."""
 
 _encode = msgspec.json.encode
 _HEALTH = ("healthz", "readyz", "livez")
@@ -162,11 +165,14 @@ class App:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         if limited and accepts_gzip(headers.get("accept-encoding", "")):
             raw_send = gzipping(raw_send)  # never a long-running (streamed) response
+        code = 0
+        who: Requester | None = None
 
         async def send(message: MutableMapping[str, Any]) -> None:
-            nonlocal started
+            nonlocal started, code
             if message["type"] == "http.response.start":
                 started = True
+                code = message.get("status", 0)
             await raw_send(message)
 
         user_agent = headers.get("user-agent", "")
@@ -200,6 +206,16 @@ class App:
         finally:
             if slot:
                 self.inflight.release(method)
+            if audit.isEnabledFor(logging.DEBUG):
+                audit.debug(
+                    "user=%s verb=%s uri=%s code=%d agent=%s",
+                    who.name if who is not None else "-",
+                    method,
+                    scope["path"]
+                    + ("?" + scope["query_string"].decode() if scope["query_string"] else ""),
+                    code,
+                    user_agent,
+                )
 
     def _exempt(self, who: Requester) -> bool:
         """``system:masters`` is never refused for load (kube's max-in-flight filter), but only

@@ -29,7 +29,7 @@ from kcm.errors import (
     TransportError,
 )
 
-from ._auth import KubeAuth, build_auth
+from ._auth import KubeAuth, TokenSource, build_auth
 from ._config import ClientConfig
 from ._content_encoding import ACCEPT_ENCODING, decode_content
 from ._discovery import Discovery
@@ -79,6 +79,9 @@ class ApiClient:
         clock: time source for the rate limiter, retries, watch idle timeouts, token expiry.
         retry: the retry policy for non-watch requests.
         max_connections: connection pool size.
+        token_source: an async ``(force) -> token`` giving the bearer token of every request
+            instead of the config's credentials (``force`` after a 401); what
+            kube-controller-manager's ``--use-service-account-credentials`` clients use.
 
     Guarantees:
         Safe to share between any number of tasks. Requests wait for the client-side token
@@ -93,8 +96,10 @@ class ApiClient:
         clock: Clock = SYSTEM_CLOCK,
         retry: RetryPolicy | None = None,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        token_source: TokenSource | None = None,
     ) -> None:
         self.config = config
+        self._token_source = token_source
         self.clock = clock
         self.retry = retry or RetryPolicy()
         self._transport = transport
@@ -119,7 +124,7 @@ class ApiClient:
     # ---------------------------------------------------------------- lifecycle
 
     async def __aenter__(self) -> Self:
-        self._auth = build_auth(self.config, clock=self.clock)
+        self._auth = build_auth(self.config, clock=self.clock, token_source=self._token_source)
         transport = self._transport
         if transport is None:
             cert = key = None
