@@ -21,6 +21,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from kcm._extras import require
+
 from ._values import non_negative_int
 
 __all__ = ["add_parser", "run"]
@@ -99,6 +101,10 @@ def run(args: argparse.Namespace) -> int:
         return _usage_error(f"--kubeconfig {args.kubeconfig}: no such file")
     if args.updates and not args.objects and args.namespace is None:
         return _usage_error("--updates needs objects to update: pass --objects")
+
+    require("rich", extra="cli", feature="kcm bench")
+    if args.kubeconfig is None:
+        require("hypercorn", extra="server", feature="kcm bench's embedded API server")
 
     from rich.console import Console
 

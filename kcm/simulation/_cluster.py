@@ -1,4 +1,5 @@
-"""The whole simulated cluster as one Runnable: nodes, scheduler and kubelet."""
+"""The whole simulated cluster as one Runnable: nodes, scheduler, kubelet and the simulated
+CSI driver's attacher and resizer."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.informers import SharedInformerFactory
 
+from ._attached_volumes import VolumesInUseReporter
 from ._config import SimulationConfig
+from ._csi_attacher import CSIAttacher
+from ._csi_resizer import CSIResizer
 from ._kubelet import Kubelet
 from ._nodes import NodeSimulator
 from ._scheduler import EventRecorder, Scheduler
@@ -68,6 +72,9 @@ class SimulatedCluster:
             registry=registry,
             recorder=kubelet_recorder,
         )
+        self.volumes_in_use = VolumesInUseReporter(client, factory, clock=clock, registry=registry)
+        self.csi_attacher = CSIAttacher(client, factory, clock=clock, registry=registry)
+        self.csi_resizer = CSIResizer(client, factory, clock=clock, registry=registry)
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Register the nodes, start the scheduler and kubelet, then run until cancelled.
@@ -78,4 +85,7 @@ class SimulatedCluster:
             await tg.start(self.nodes.run)
             await tg.start(self.scheduler.run)
             await tg.start(self.kubelet.run)
+            await tg.start(self.volumes_in_use.run)
+            await tg.start(self.csi_attacher.run)
+            await tg.start(self.csi_resizer.run)
             task_status.started()

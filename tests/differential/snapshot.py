@@ -28,7 +28,14 @@ from typing import Any
 
 from .certificates import certificate_summary
 
-__all__ = ["CLUSTER_RESOURCES", "RESOURCES", "SnapshotNormaliser", "list_path", "pinned_node"]
+__all__ = [
+    "CLUSTER_KINDS",
+    "CLUSTER_RESOURCES",
+    "RESOURCES",
+    "SnapshotNormaliser",
+    "list_path",
+    "pinned_node",
+]
 
 RESOURCES: dict[str, str] = {
     "pods": "/api/v1",
@@ -56,9 +63,22 @@ RESOURCES: dict[str, str] = {
 
 CLUSTER_RESOURCES: dict[str, str] = {
     "certificatesigningrequests": "/apis/certificates.k8s.io/v1",
+    "persistentvolumes": "/api/v1",
+    "storageclasses": "/apis/storage.k8s.io/v1",
+    "csidrivers": "/apis/storage.k8s.io/v1",
+    "volumeattachments": "/apis/storage.k8s.io/v1",
 }
 """Plural -> API prefix of the cluster-scoped resources a scenario may create and snapshot
-(only the objects it created are listed, and they are deleted when it ends)."""
+(only the objects it created are listed, and they are deleted when it ends; the
+VolumeAttachments listed are those of the PVs it created)."""
+
+CLUSTER_KINDS: dict[str, str] = {
+    "CertificateSigningRequest": "certificatesigningrequests",
+    "PersistentVolume": "persistentvolumes",
+    "StorageClass": "storageclasses",
+    "CSIDriver": "csidrivers",
+}
+"""Kind -> plural of the cluster-scoped objects a scenario may create."""
 _REQUESTER = ("username", "uid", "groups", "extra")
 """A CSR's requester: the harness's administrator, whose name differs between the two
 servers (the API server fills it in; no controller decides it)."""

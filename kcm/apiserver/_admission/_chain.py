@@ -18,6 +18,7 @@ from .default_toleration_seconds import DefaultTolerationSeconds
 from .limit_ranger import LimitRanger
 from .namespace_lifecycle import NamespaceLifecycle
 from .object_in_use_protection import StorageObjectInUseProtection
+from .persistent_volume_claim_resize import PersistentVolumeClaimResize
 from .priority import Priority
 from .resource_quota import ResourceQuota
 from .service_account import ServiceAccount
@@ -79,6 +80,7 @@ IMPLEMENTED: Final[dict[str, type[Plugin]]] = {
         Priority,
         DefaultTolerationSeconds,
         StorageObjectInUseProtection,
+        PersistentVolumeClaimResize,
         ResourceQuota,
     )
 }

@@ -261,6 +261,7 @@ def test_the_chain_follows_kube_order_and_flags() -> None:
         "Priority",
         "DefaultTolerationSeconds",
         "StorageObjectInUseProtection",
+        "PersistentVolumeClaimResize",
         "ResourceQuota",
     )
     chosen = enabled_admission_plugins([], ["ResourceQuota", "PodSecurity", "LimitRanger"])
@@ -270,6 +271,7 @@ def test_the_chain_follows_kube_order_and_flags() -> None:
         "Priority",
         "DefaultTolerationSeconds",
         "StorageObjectInUseProtection",
+        "PersistentVolumeClaimResize",
     )
     with pytest.raises(
         AdmissionConfigError, match="plugin 'Nope' is unknown; known plugins: AlwaysAdmit, "

@@ -27,6 +27,7 @@ def test_run_flags_choose_plugins_in_kube_order() -> None:
         "Priority",
         "DefaultTolerationSeconds",
         "StorageObjectInUseProtection",
+        "PersistentVolumeClaimResize",
     )
 
 
