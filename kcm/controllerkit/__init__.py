@@ -42,6 +42,10 @@ pieces. The families:
 * **Pods and their claims**: :func:`ephemeral_claim_name`, :func:`ephemeral_claim_refusal`
   and the pod→claim index (:func:`add_pod_pvc_index`, :func:`pod_pvc_keys`) of the PVC
   protection and ephemeral volume controllers.
+* **Volume binding**: the annotations the PV binder, a scheduler and an external provisioner
+  talk through (:data:`ANN_SELECTED_NODE`, :data:`ANN_STORAGE_PROVISIONER`, ...),
+  :func:`claim_class`/:func:`volume_class`, :func:`is_volume_bound_to_claim` and
+  :func:`volume_fits_node`.
 * **Bootstrap tokens**: :func:`bootstrap_token_id`, :func:`bootstrap_token_expiration` and
   :func:`secret_text` for the bootstrap signer and the token cleaner.
 * **Small shared answers**: :func:`is_namespace_terminating` (a create refused by a
@@ -175,8 +179,26 @@ from ._trigger_time import (
 )
 from ._trigger_time import TriggerTimeTracker as TriggerTimeTracker
 from ._trigger_time import format_trigger_time as format_trigger_time
+from ._volume_binding import ANN_BETA_STORAGE_CLASS as ANN_BETA_STORAGE_CLASS
+from ._volume_binding import ANN_BETA_STORAGE_PROVISIONER as ANN_BETA_STORAGE_PROVISIONER
+from ._volume_binding import ANN_BIND_COMPLETED as ANN_BIND_COMPLETED
+from ._volume_binding import ANN_BOUND_BY_CONTROLLER as ANN_BOUND_BY_CONTROLLER
+from ._volume_binding import ANN_DYNAMICALLY_PROVISIONED as ANN_DYNAMICALLY_PROVISIONED
+from ._volume_binding import ANN_SELECTED_NODE as ANN_SELECTED_NODE
+from ._volume_binding import ANN_STORAGE_PROVISIONER as ANN_STORAGE_PROVISIONER
+from ._volume_binding import claim_class as claim_class
+from ._volume_binding import is_volume_bound_to_claim as is_volume_bound_to_claim
+from ._volume_binding import volume_class as volume_class
+from ._volume_binding import volume_fits_node as volume_fits_node
 
 __all__ = [
+    "ANN_BETA_STORAGE_CLASS",
+    "ANN_BETA_STORAGE_PROVISIONER",
+    "ANN_BIND_COMPLETED",
+    "ANN_BOUND_BY_CONTROLLER",
+    "ANN_DYNAMICALLY_PROVISIONED",
+    "ANN_SELECTED_NODE",
+    "ANN_STORAGE_PROVISIONER",
     "BOOTSTRAP_TOKEN_NAMESPACE",
     "BOOTSTRAP_TOKEN_SECRET_TYPE",
     "BURST_REPLICAS",
@@ -230,6 +252,7 @@ __all__ = [
     "bootstrap_token_expiration",
     "bootstrap_token_id",
     "calculate_replica_status",
+    "claim_class",
     "compare_pods_for_deletion",
     "compute_template_hash",
     "controller_revision_name",
@@ -257,6 +280,7 @@ __all__ = [
     "is_pod_available",
     "is_pod_finished",
     "is_pod_ready",
+    "is_volume_bound_to_claim",
     "kubelet_client_refusal",
     "kubelet_serving_refusal",
     "managed_by",
@@ -297,4 +321,6 @@ __all__ = [
     "template_patch",
     "tolerates_taint",
     "untolerated_taint",
+    "volume_class",
+    "volume_fits_node",
 ]
