@@ -7,8 +7,10 @@ simulation fills that gap on kcm's public client, informers and runtime only:
 :class:`Scheduler` binds pending pods to those nodes through ``pods/binding``; :class:`Kubelet`
 moves bound pods to Running, then Ready, finishes run-to-completion pods, and removes pods
 being deleted; pods get IPs from their node's ``podCIDR`` (:class:`PodIPAllocator`) and are
-Ready as their simulated readiness probes say (:data:`READY_ANNOTATION`).
-:class:`SimulatedCluster` runs the three. Everything is timed on an injected
+Ready as their simulated readiness probes say (:data:`READY_ANNOTATION`);
+:class:`Provisioner` plays a CSI driver's external-provisioner (:data:`SIMULATED_DRIVER`) and
+creates the default StorageClass ``standard``.
+:class:`SimulatedCluster` runs them all. Everything is timed on an injected
 clock. See docs/simulation.md.
 """
 
@@ -26,23 +28,31 @@ from ._nodes import NodeSimulator as NodeSimulator
 from ._nodes import pod_cidr_for as pod_cidr_for
 from ._pod_ips import PodIPAllocator as PodIPAllocator
 from ._pod_ips import PodIPsExhausted as PodIPsExhausted
+from ._provisioner import DEFAULT_CLASS_ANNOTATION as DEFAULT_CLASS_ANNOTATION
+from ._provisioner import DEFAULT_STORAGE_CLASS as DEFAULT_STORAGE_CLASS
+from ._provisioner import SIMULATED_DRIVER as SIMULATED_DRIVER
+from ._provisioner import Provisioner as Provisioner
 from ._scheduler import NODE_NAME_INDEX as NODE_NAME_INDEX
 from ._scheduler import EventRecorder as EventRecorder
 from ._scheduler import Scheduler as Scheduler
 
 __all__ = [
+    "DEFAULT_CLASS_ANNOTATION",
+    "DEFAULT_STORAGE_CLASS",
     "DURATION_ANNOTATION",
     "EXIT_CODE_ANNOTATION",
     "FAILURE_ANNOTATION",
     "NODE_LEASE_NAMESPACE",
     "NODE_NAME_INDEX",
     "READY_ANNOTATION",
+    "SIMULATED_DRIVER",
     "SIMULATED_LABEL",
     "EventRecorder",
     "Kubelet",
     "NodeSimulator",
     "PodIPAllocator",
     "PodIPsExhausted",
+    "Provisioner",
     "Scheduler",
     "SimulatedCluster",
     "SimulationConfig",

@@ -260,6 +260,7 @@ def test_the_chain_follows_kube_order_and_flags() -> None:
         "ServiceAccount",
         "Priority",
         "DefaultTolerationSeconds",
+        "DefaultStorageClass",
         "StorageObjectInUseProtection",
         "ResourceQuota",
     )
@@ -269,6 +270,7 @@ def test_the_chain_follows_kube_order_and_flags() -> None:
         "ServiceAccount",
         "Priority",
         "DefaultTolerationSeconds",
+        "DefaultStorageClass",
         "StorageObjectInUseProtection",
     )
     with pytest.raises(

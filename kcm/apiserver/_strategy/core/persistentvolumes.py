@@ -13,6 +13,7 @@ from ..._field_errors import Cause, forbidden, invalid, not_supported, required,
 from ..._names import dns1123_subdomain
 from ..._store import Obj
 from .._base import Strategy
+from .._spec_diff import spec_diff
 
 __all__ = ["PersistentVolumeStrategy"]
 
@@ -54,6 +55,8 @@ class PersistentVolumeStrategy(Strategy):
             spec = obj["spec"] = {}
         spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
         spec.setdefault("volumeMode", "Filesystem")
+        if isinstance(spec.get("hostPath"), dict):
+            spec["hostPath"].setdefault("type", "")
         status = obj.get("status")
         if not isinstance(status, dict):
             status = obj["status"] = {}
@@ -67,10 +70,11 @@ class PersistentVolumeStrategy(Strategy):
         causes = self.validate_metadata_update(new, old) + self.validate(new)
         spec, before = new.get("spec") or {}, old.get("spec") or {}
         if _source(spec) != _source(before):
+            diff = "\n".join(spec_diff(_source(before), _source(spec)))
             causes.append(
                 forbidden(
                     "spec.persistentvolumesource",
-                    "spec.persistentvolumesource is immutable after creation",
+                    f"spec.persistentvolumesource is immutable after creation\n{diff}\n",
                 )
             )
         if spec.get("volumeMode") != before.get("volumeMode"):
@@ -97,7 +101,15 @@ def _validate_spec(spec: Mapping[str, Any]) -> list[Cause]:
     capacity = spec.get("capacity") or {}
     if not capacity:
         causes.append(required("spec.capacity"))
-    if "storage" not in capacity or len(capacity) > 1:
+    if not capacity:
+        causes.append(
+            {
+                "reason": "FieldValueNotSupported",
+                "message": 'Unsupported value: core.ResourceList(nil): supported values: "storage"',
+                "field": "spec.capacity",
+            }
+        )
+    elif "storage" not in capacity or len(capacity) > 1:
         causes.append(not_supported("spec.capacity", capacity, ["storage"]))
     policy = spec.get("persistentVolumeReclaimPolicy")
     if policy and policy not in _RECLAIM_POLICIES:

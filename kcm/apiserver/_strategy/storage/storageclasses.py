@@ -22,6 +22,8 @@ _MAX_PARAMETERS: Final = 512
 class StorageClassStrategy(Strategy):
     """kube-apiserver's ``pkg/registry/storage/storageclass``."""
 
+    return_deleted_object = True
+
     def default(self, obj: Obj) -> None:
         obj.setdefault("reclaimPolicy", "Delete")
         obj.setdefault("volumeBindingMode", "Immediate")
