@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 
 from kcm.apiserver import ApiServer
@@ -15,8 +16,10 @@ from kcm.client import ApiClient
 from kcm.controllers.persistentvolume import PersistentVolumeBinder
 from kcm.controllers.pvcprotection import PVCProtectionController
 from kcm.controllers.pvprotection import PVProtectionController
+from kcm.controllers.statefulset import StatefulSetController
 from kcm.informers import SharedInformerFactory
-from kcm.models import ObjectMeta, Pod
+from kcm.models import LabelSelector, ObjectMeta, Pod, PodTemplateSpec
+from kcm.models.apps_v1 import StatefulSet, StatefulSetSpec
 from kcm.models.core_v1 import (
     PersistentVolume,
     PersistentVolumeClaim,
@@ -37,7 +40,8 @@ NS = "default"
 
 @asynccontextmanager
 async def cluster(server: ApiServer) -> AsyncIterator[tuple[ApiClient, FakeRecorder]]:
-    """The simulated cluster with the PV binder and both protection controllers."""
+    """The simulated cluster with the PV binder, both protection controllers and the
+    StatefulSet controller."""
     clock = FakeClock()
     recorder = FakeRecorder()
     async with ApiClient(client_config_for(server)) as client:
@@ -51,6 +55,7 @@ async def cluster(server: ApiServer) -> AsyncIterator[tuple[ApiClient, FakeRecor
         )
         runnables: list[Any] = [
             PersistentVolumeBinder(client, factory, recorder=recorder, clock=clock),
+            StatefulSetController(client, factory, recorder=recorder, clock=clock),
             PVCProtectionController(client, factory),
             PVProtectionController(client, factory),
         ]
@@ -129,3 +134,40 @@ async def test_an_unbound_immediate_claim_keeps_its_pod_pending(api_server: ApiS
             "PersistentVolumeClaims."
         )
         await eventually(lambda: message in recorder.events)
+
+
+async def test_a_stateful_set_gets_a_provisioned_volume_per_pod(api_server: ApiServer) -> None:
+    async with cluster(api_server) as (client, _):
+        template = user("unused", "unused")
+        assert template.spec is not None
+        web = StatefulSet(
+            metadata=ObjectMeta(name="web"),
+            spec=StatefulSetSpec(
+                replicas=3,
+                service_name="web",
+                selector=LabelSelector(match_labels={"app": "web"}),
+                template=PodTemplateSpec(
+                    metadata=ObjectMeta(labels={"app": "web"}),
+                    spec=msgspec.structs.replace(template.spec, volumes=None),
+                ),
+                volume_claim_templates=[claim("data")],
+            ),
+        )
+        await client.api(StatefulSet, NS).create(web)
+        pods: Any = client.api(Pod, NS)
+        claims: Any = client.api(PersistentVolumeClaim, NS)
+
+        async def all_running() -> bool:
+            found = (await pods.list()).items
+            return len(found) == 3 and all(phase(p) == "Running" for p in found)
+
+        await eventually(all_running)
+        volumes = {v.metadata.name: v for v in (await client.api(PersistentVolume).list()).items}
+        for ordinal in range(3):
+            bound = await claims.get(f"data-web-{ordinal}")
+            node = (await pods.get(f"web-{ordinal}")).spec.node_name
+            assert bound.status.phase == "Bound"
+            volume = volumes[bound.spec.volume_name]
+            assert volume.status.phase == "Bound"
+            [term] = volume.spec.node_affinity.required.node_selector_terms
+            assert term.match_expressions[0].values == (node,)
