@@ -92,12 +92,31 @@ def _check(response: httpx.Response) -> Any:
     return response.json()
 
 
+_CLUSTER_KINDS = {
+    "CertificateSigningRequest": "certificatesigningrequests",
+    "PersistentVolume": "persistentvolumes",
+    "StorageClass": "storageclasses",
+}
+"""The cluster-scoped kinds a scenario may create (other than nodes), by kind."""
+
+
+def _in_namespace(body: Any, ns: str) -> Any:
+    """``body`` with every ``"$ns"`` string the run's namespace (a PersistentVolume's
+    ``claimRef`` names a claim in it)."""
+    if isinstance(body, dict):
+        return {k: _in_namespace(v, ns) for k, v in body.items()}
+    if isinstance(body, list):
+        return [_in_namespace(v, ns) for v in body]
+    return ns if body == "$ns" else body
+
+
 def _path_of(body: dict[str, Any], ns: str) -> str:
     api_version, kind = body["apiVersion"], body["kind"]
     if kind == "Node":
         return "/api/v1/nodes"
-    if kind == "CertificateSigningRequest":
-        return list_path("certificatesigningrequests", ns)
+    cluster_plural = _CLUSTER_KINDS.get(kind)
+    if cluster_plural is not None:
+        return list_path(cluster_plural, ns)
     plural = next(
         (p for p in RESOURCES if p.rstrip("s") == kind.lower() or p == kind.lower() + "s"),
         None,
@@ -322,8 +341,8 @@ def _cluster_objects(scenario: Scenario) -> list[tuple[str, str]]:
     """(plural, name) of the cluster-scoped objects (other than nodes) the scenario creates."""
     found = []
     for step in scenario.steps:
-        if isinstance(step, Create) and step.body["kind"] == "CertificateSigningRequest":
-            found.append(("certificatesigningrequests", step.body["metadata"]["name"]))
+        if isinstance(step, Create) and step.body["kind"] in _CLUSTER_KINDS:
+            found.append((_CLUSTER_KINDS[step.body["kind"]], step.body["metadata"]["name"]))
     return found
 
 
@@ -373,7 +392,7 @@ def _run_step(
 ) -> dict[str, Any] | None:
     nodes.renew_if_due()
     if isinstance(step, Create):
-        response = client.post(_path_of(step.body, ns), json=step.body)
+        response = client.post(_path_of(step.body, ns), json=_in_namespace(step.body, ns))
         if not (step.body["kind"] == "Node" and response.status_code == 409):
             _check(response)
     elif isinstance(step, Patch):
