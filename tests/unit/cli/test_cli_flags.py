@@ -48,6 +48,7 @@ def test_defaults_follow_kube_controller_manager() -> None:
         "namespace": 10,
         "nodeipam": 1,
         "nodelifecycle": 1,
+        "persistentvolume-binder": 1,
         "podgc": 1,
         "pv-protection": 1,
         "pvc-protection": 1,

@@ -32,6 +32,7 @@ KCM_NAMES = [
     "namespace",
     "nodeipam",
     "nodelifecycle",
+    "persistentvolume-binder",
     "podgc",
     "pv-protection",
     "pvc-protection",
