@@ -21,11 +21,17 @@ from kcm.informers import SharedInformerFactory
 from kcm.models import LabelSelector, ObjectMeta, Pod, PodTemplateSpec
 from kcm.models.apps_v1 import StatefulSet, StatefulSetSpec
 from kcm.models.core_v1 import (
+    LocalVolumeSource,
+    NodeSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
     PersistentVolume,
     PersistentVolumeClaim,
     PersistentVolumeClaimSpec,
     PersistentVolumeClaimVolumeSource,
+    PersistentVolumeSpec,
     Volume,
+    VolumeNodeAffinity,
     VolumeResourceRequirements,
 )
 from kcm.models.storage_v1 import StorageClass
@@ -171,3 +177,52 @@ async def test_a_stateful_set_gets_a_provisioned_volume_per_pod(api_server: ApiS
             assert volume.status.phase == "Bound"
             [term] = volume.spec.node_affinity.required.node_selector_terms
             assert term.match_expressions[0].values == (node,)
+
+
+async def test_a_local_volume_pins_its_pod_to_the_volumes_node(api_server: ApiServer) -> None:
+    async with cluster(api_server) as (client, _):
+        await client.api(StorageClass).create(
+            StorageClass(
+                metadata=ObjectMeta(name="local"),
+                provisioner="kubernetes.io/no-provisioner",
+                volume_binding_mode="WaitForFirstConsumer",
+            )
+        )
+        pinned = VolumeNodeAffinity(
+            required=NodeSelector(
+                node_selector_terms=[
+                    NodeSelectorTerm(
+                        match_expressions=[
+                            NodeSelectorRequirement(
+                                key="kubernetes.io/hostname", operator="In", values=["kcm-node-2"]
+                            )
+                        ]
+                    )
+                ]
+            )
+        )
+        await client.api(PersistentVolume).create(
+            PersistentVolume(
+                metadata=ObjectMeta(name="disk-2"),
+                spec=PersistentVolumeSpec(
+                    capacity={"storage": "10Gi"},
+                    access_modes=["ReadWriteOnce"],
+                    storage_class_name="local",
+                    local=LocalVolumeSource(path="/mnt/disk"),
+                    node_affinity=pinned,
+                ),
+            )
+        )
+        claims: Any = client.api(PersistentVolumeClaim, NS)
+        await claims.create(claim("local-data", storage_class="local"))
+        pods: Any = client.api(Pod, NS)
+        await pods.create(user("db", "local-data"))
+
+        async def running() -> bool:
+            return phase(await pods.get("db")) == "Running"
+
+        await eventually(running)
+        assert (await pods.get("db")).spec.node_name == "kcm-node-2"
+        bound = await claims.get("local-data")
+        assert (bound.status.phase, bound.spec.volume_name) == ("Bound", "disk-2")
+        assert "volume.kubernetes.io/selected-node" not in (bound.metadata.annotations or {})

@@ -14,11 +14,16 @@ from kcm.controllers.pvcprotection import PVCProtectionController
 from kcm.controllers.pvprotection import PVProtectionController
 from kcm.informers import SharedInformerFactory
 from kcm.models.core_v1 import (
+    Container,
     HostPathVolumeSource,
     PersistentVolume,
     PersistentVolumeClaim,
     PersistentVolumeClaimSpec,
+    PersistentVolumeClaimVolumeSource,
     PersistentVolumeSpec,
+    Pod,
+    PodSpec,
+    Volume,
     VolumeResourceRequirements,
 )
 from kcm.models.meta_v1 import ObjectMeta
@@ -226,3 +231,46 @@ async def test_released_volumes_are_retained_or_fail_to_delete(api_server: ApiSe
             return await phase_of(volumes, "scratch") is None
 
         await eventually(scratch_gone)
+
+
+async def test_the_resync_tells_which_pods_a_waiting_claim_waits_for(
+    api_server: ApiServer,
+) -> None:
+    recorder = FakeRecorder()
+    clock = FakeClock()
+
+    def binder(client: ApiClient, factory: SharedInformerFactory) -> PersistentVolumeBinder:
+        return PersistentVolumeBinder(client, factory, recorder=recorder, clock=clock)
+
+    async with running(api_server, binder) as env:
+        await env.client.api(StorageClass).create(
+            StorageClass(
+                metadata=ObjectMeta(name="later"),
+                provisioner="example.com/disks",
+                volume_binding_mode="WaitForFirstConsumer",
+            )
+        )
+        _, claims = apis(env)
+        await claims.create(claim("patient", storage_class="later"))
+        waiting = (
+            "Normal WaitForFirstConsumer waiting for first consumer to be created before binding"
+        )
+        await eventually(lambda: waiting in recorder.events)
+        source = PersistentVolumeClaimVolumeSource(claim_name="patient")
+        await env.client.api(Pod, NS).create(
+            Pod(
+                metadata=ObjectMeta(name="user"),
+                spec=PodSpec(
+                    containers=[Container(name="c", image="busybox")],
+                    volumes=[Volume(name="data", persistent_volume_claim=source)],
+                ),
+            )
+        )
+        await env.quiesce()
+        assert not any("WaitForPodScheduled" in e for e in recorder.events)  # pods are not watched
+        await clock.advance(15)  # --pvclaimbinder-sync-period
+        await eventually(
+            lambda: (
+                "Normal WaitForPodScheduled waiting for pod user to be scheduled" in recorder.events
+            )
+        )
