@@ -105,10 +105,12 @@ async def test_a_claim_of_the_default_class_is_provisioned_on_the_pods_node(
         pods: Any = client.api(Pod, NS)
         await pods.create(user("app", "data"))
 
-        async def running() -> bool:
-            return phase(await pods.get("app")) == "Running"
+        async def scheduled() -> bool:
+            return bool((await pods.get("app")).spec.node_name)
 
-        await eventually(running)
+        # (bound, not Running: a CSI volume is also attached before its pod starts, which is
+        # the attachdetach controller's part, not run here)
+        await eventually(scheduled)
         node = (await pods.get("app")).spec.node_name
         bound = await claims.get("data")
         assert bound.status.phase == "Bound"
@@ -143,6 +145,7 @@ async def test_an_unbound_immediate_claim_keeps_its_pod_pending(api_server: ApiS
 
 
 async def test_a_stateful_set_gets_a_provisioned_volume_per_pod(api_server: ApiServer) -> None:
+    """Each pod is bound to a node once its claim is Bound to a volume provisioned there."""
     async with cluster(api_server) as (client, _):
         template = user("unused", "unused")
         assert template.spec is not None
@@ -150,6 +153,7 @@ async def test_a_stateful_set_gets_a_provisioned_volume_per_pod(api_server: ApiS
             metadata=ObjectMeta(name="web"),
             spec=StatefulSetSpec(
                 replicas=3,
+                pod_management_policy="Parallel",
                 service_name="web",
                 selector=LabelSelector(match_labels={"app": "web"}),
                 template=PodTemplateSpec(
@@ -163,11 +167,11 @@ async def test_a_stateful_set_gets_a_provisioned_volume_per_pod(api_server: ApiS
         pods: Any = client.api(Pod, NS)
         claims: Any = client.api(PersistentVolumeClaim, NS)
 
-        async def all_running() -> bool:
+        async def all_scheduled() -> bool:
             found = (await pods.list()).items
-            return len(found) == 3 and all(phase(p) == "Running" for p in found)
+            return len(found) == 3 and all(p.spec.node_name for p in found)
 
-        await eventually(all_running)
+        await eventually(all_scheduled)
         volumes = {v.metadata.name: v for v in (await client.api(PersistentVolume).list()).items}
         for ordinal in range(3):
             bound = await claims.get(f"data-web-{ordinal}")
