@@ -317,7 +317,7 @@ class PersistentVolumeBinder:
                 "Bound claim has lost reference to PersistentVolume. Data on the volume is lost!",
             )
             return
-        volume = self._volume(volume_name)
+        volume = self._volume(volume_name) or await self._live_volume(volume_name)
         if volume is None:
             await self._lose_claim(
                 claim,
@@ -402,6 +402,8 @@ class PersistentVolumeBinder:
             return
         if claim_volume == volume.metadata.name:
             await self._set_volume_phase(volume, "Bound")
+            if _phase(claim) != "Bound":
+                self.controller.enqueue(object_key(claim))  # e.g. Lost while this was away
             return
         # The claim is bound to another volume.
         provisioned = ANN_DYNAMICALLY_PROVISIONED in _annotations(volume)
@@ -426,6 +428,15 @@ class PersistentVolumeBinder:
             if claim is not None and claim.metadata.uid != ref.uid:
                 claim = None
         return claim
+
+    async def _live_volume(self, name: str) -> PersistentVolume | None:
+        """The volume as the server has it: a volume missing from the cache may be new (its
+        watch event behind the claim's), and a claim is not declared Lost on a cache's word."""
+        try:
+            volume: PersistentVolume = await self._client.api(PersistentVolume).get(name)
+        except NotFound:
+            return None
+        return volume
 
     async def _live_claim(self, key: ObjectKey) -> PersistentVolumeClaim | None:
         try:

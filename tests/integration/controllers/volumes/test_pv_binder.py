@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
 from kcm.apiserver import ApiServer
@@ -16,6 +17,7 @@ from kcm.informers import SharedInformerFactory
 from kcm.models.core_v1 import (
     Container,
     HostPathVolumeSource,
+    ObjectReference,
     PersistentVolume,
     PersistentVolumeClaim,
     PersistentVolumeClaimSpec,
@@ -274,3 +276,35 @@ async def test_the_resync_tells_which_pods_a_waiting_claim_waits_for(
                 "Normal WaitForPodScheduled waiting for pod user to be scheduled" in recorder.events
             )
         )
+
+
+async def test_a_claim_whose_volume_goes_is_lost_until_it_comes_back(
+    api_server: ApiServer,
+) -> None:
+    recorder = FakeRecorder()
+    clock = FakeClock()
+
+    def binder(client: ApiClient, factory: SharedInformerFactory) -> PersistentVolumeBinder:
+        return PersistentVolumeBinder(client, factory, recorder=recorder, clock=clock)
+
+    async with running(api_server, binder) as env:
+        volumes, claims = apis(env)
+        await volumes.create(volume("disk", "1Gi"))
+        made = await claims.create(claim("data", volume_name="disk"))
+        await wait_phase(claims, "data", "Bound")
+        await volumes.patch("disk", {"metadata": {"finalizers": None}})
+        await volumes.delete("disk")
+        await wait_phase(claims, "data", "Lost")
+        assert (
+            "Warning ClaimLost Bound claim has lost its PersistentVolume. Data on the volume is "
+            "lost!" in recorder.events
+        )
+        back = volume("disk", "1Gi")
+        ref = ObjectReference(
+            kind="PersistentVolumeClaim", namespace=NS, name="data", uid=made.metadata.uid
+        )
+        await volumes.create(
+            msgspec.structs.replace(back, spec=msgspec.structs.replace(back.spec, claim_ref=ref))
+        )
+        await wait_phase(claims, "data", "Bound")  # at once, not at the next resync
+        await wait_phase(volumes, "disk", "Bound")
