@@ -46,6 +46,10 @@ pieces. The families:
   volume name (:func:`csi_unique_volume_name`) of a CSI volume on a node, the PV behind a pod's
   volume (:func:`csi_volume_of`), :func:`is_pod_terminated` and the node annotations of the
   attach/detach controller, which the simulated CSI driver and kubelet read too.
+* **Volume binding**: the annotations the PV binder, a scheduler and an external provisioner
+  talk through (:data:`ANN_SELECTED_NODE`, :data:`ANN_STORAGE_PROVISIONER`, ...),
+  :func:`claim_class`/:func:`volume_class`, :func:`is_volume_bound_to_claim` and
+  :func:`volume_fits_node`.
 * **Bootstrap tokens**: :func:`bootstrap_token_id`, :func:`bootstrap_token_expiration` and
   :func:`secret_text` for the bootstrap signer and the token cleaner.
 * **Feature gates**: :func:`feature_gates` (``--feature-gates`` as the manager a controller
@@ -198,8 +202,26 @@ from ._trigger_time import (
 )
 from ._trigger_time import TriggerTimeTracker as TriggerTimeTracker
 from ._trigger_time import format_trigger_time as format_trigger_time
+from ._volume_binding import ANN_BETA_STORAGE_CLASS as ANN_BETA_STORAGE_CLASS
+from ._volume_binding import ANN_BETA_STORAGE_PROVISIONER as ANN_BETA_STORAGE_PROVISIONER
+from ._volume_binding import ANN_BIND_COMPLETED as ANN_BIND_COMPLETED
+from ._volume_binding import ANN_BOUND_BY_CONTROLLER as ANN_BOUND_BY_CONTROLLER
+from ._volume_binding import ANN_DYNAMICALLY_PROVISIONED as ANN_DYNAMICALLY_PROVISIONED
+from ._volume_binding import ANN_SELECTED_NODE as ANN_SELECTED_NODE
+from ._volume_binding import ANN_STORAGE_PROVISIONER as ANN_STORAGE_PROVISIONER
+from ._volume_binding import claim_class as claim_class
+from ._volume_binding import is_volume_bound_to_claim as is_volume_bound_to_claim
+from ._volume_binding import volume_class as volume_class
+from ._volume_binding import volume_fits_node as volume_fits_node
 
 __all__ = [
+    "ANN_BETA_STORAGE_CLASS",
+    "ANN_BETA_STORAGE_PROVISIONER",
+    "ANN_BIND_COMPLETED",
+    "ANN_BOUND_BY_CONTROLLER",
+    "ANN_DYNAMICALLY_PROVISIONED",
+    "ANN_SELECTED_NODE",
+    "ANN_STORAGE_PROVISIONER",
     "BOOTSTRAP_TOKEN_NAMESPACE",
     "BOOTSTRAP_TOKEN_SECRET_TYPE",
     "BURST_REPLICAS",
@@ -260,6 +282,7 @@ __all__ = [
     "bootstrap_token_expiration",
     "bootstrap_token_id",
     "calculate_replica_status",
+    "claim_class",
     "compare_pods_for_deletion",
     "compute_template_hash",
     "controller_revision_name",
@@ -292,6 +315,7 @@ __all__ = [
     "is_pod_finished",
     "is_pod_ready",
     "is_pod_terminated",
+    "is_volume_bound_to_claim",
     "kubelet_client_refusal",
     "kubelet_serving_refusal",
     "managed_by",
@@ -333,4 +357,6 @@ __all__ = [
     "tolerates_taint",
     "untolerated_taint",
     "volume_attachment_name",
+    "volume_class",
+    "volume_fits_node",
 ]

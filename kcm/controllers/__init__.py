@@ -686,6 +686,29 @@ _SPECS = (
         ),
     ),
     ControllerSpec(
+        "persistentvolume-binder",
+        "persistentvolume",
+        "Binds PVCs to PVs, asks provisioners for new ones, reclaims released PVs.",
+        None,
+        1,
+        options=(
+            ControllerOption(
+                "--pvclaimbinder-sync-period",
+                "sync_period",
+                _duration,
+                15.0,
+                "how often every PersistentVolume and claim is synced again",
+            ),
+            ControllerOption(
+                "--enable-dynamic-provisioning",
+                "enable_dynamic_provisioning",
+                _bool,
+                True,
+                "whether claims of a storage class are handed to its provisioner",
+            ),
+        ),
+    ),
+    ControllerSpec(
         "pv-protection",
         "pvprotection",
         "Keeps the pv-protection finalizer on PVs until they are no longer Bound.",

@@ -51,25 +51,21 @@ from kcm.runtime import (
 )
 
 from ._config import SIMULATED_LABEL
+from ._provisioner import SIMULATED_DRIVER
 
 __all__ = [
     "ATTACHER_FINALIZER",
     "CSI_DRIVER_NAME",
-    "SIMULATED_DRIVERS",
     "CSIAttacher",
     "attacher_finalizer",
 ]
 
 logger = logging.getLogger(__name__)
 
-CSI_DRIVER_NAME = "simulated.kcm.dev"
-"""The simulated CSI driver (``spec.csi.driver`` of the volumes it provisions). A CSI driver
-name must be a DNS subdomain (kube-apiserver validates it in PVs, VolumeAttachments, CSIDrivers
-and CSINodes), so the provisioner's ``kcm.dev/simulated`` cannot be it."""
-
-SIMULATED_DRIVERS = (CSI_DRIVER_NAME, "kcm.dev/simulated")
-"""The driver names the simulation plays: its own, and the provisioner's name, for PVs that
-carry it as their driver (the embedded API server does not refuse it, kube-apiserver does)."""
+CSI_DRIVER_NAME = SIMULATED_DRIVER
+"""The simulated CSI driver (``spec.csi.driver`` of the volumes it provisions, the attacher of
+their VolumeAttachments): the provisioner's name, a DNS subdomain as kube-apiserver requires of
+a CSI driver name in PVs, VolumeAttachments, CSIDrivers and CSINodes."""
 
 
 def attacher_finalizer(driver: str) -> str:
@@ -136,7 +132,7 @@ class CSIAttacher:
         attachment = self._attachments.get_or_none(None, request.name)
         if attachment is None or attachment.spec is None:
             return Result()
-        if attachment.spec.attacher not in SIMULATED_DRIVERS:
+        if attachment.spec.attacher != CSI_DRIVER_NAME:
             return Result()
         api = self._client.api(VolumeAttachment)
         finalizer = attacher_finalizer(attachment.spec.attacher)

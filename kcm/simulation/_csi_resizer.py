@@ -27,7 +27,7 @@ from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, PersistentVolume, PersistentVolumeClaim, parse_quantity
 from kcm.runtime import Controller, ReconcileFunc, Result, enqueue_object
 
-from ._csi_attacher import SIMULATED_DRIVERS
+from ._csi_attacher import CSI_DRIVER_NAME
 
 __all__ = ["CSIResizer"]
 
@@ -85,7 +85,7 @@ class CSIResizer:
             return Result()
         pv = self._volumes.get_or_none(None, claim.spec.volume_name)
         csi = pv.spec.csi if pv is not None and pv.spec else None
-        if pv is None or pv.spec is None or csi is None or csi.driver not in SIMULATED_DRIVERS:
+        if pv is None or pv.spec is None or csi is None or csi.driver != CSI_DRIVER_NAME:
             return Result()
         ref = pv.spec.claim_ref
         if ref is None or ref.uid != claim.metadata.uid:

@@ -100,6 +100,16 @@ def _check(response: httpx.Response) -> Any:
     return response.json()
 
 
+def _in_namespace(body: Any, ns: str) -> Any:
+    """``body`` with every ``"$ns"`` string the run's namespace (a PersistentVolume's
+    ``claimRef`` names a claim in it)."""
+    if isinstance(body, dict):
+        return {k: _in_namespace(v, ns) for k, v in body.items()}
+    if isinstance(body, list):
+        return [_in_namespace(v, ns) for v in body]
+    return ns if body == "$ns" else body
+
+
 def _path_of(body: dict[str, Any], ns: str) -> str:
     api_version, kind = body["apiVersion"], body["kind"]
     if kind == "Node":
@@ -423,7 +433,7 @@ def _run_step(
 ) -> dict[str, Any] | None:
     nodes.renew_if_due()
     if isinstance(step, Create):
-        response = client.post(_path_of(step.body, ns), json=step.body)
+        response = client.post(_path_of(step.body, ns), json=_in_namespace(step.body, ns))
         if not (step.body["kind"] == "Node" and response.status_code == 409):
             _check(response)
     elif isinstance(step, Patch):

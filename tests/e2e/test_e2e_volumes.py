@@ -20,7 +20,7 @@ OBJECTS = """
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata: {name: e2e-grows}
-provisioner: kcm.dev/simulated
+provisioner: simulated.kcm.dev
 allowVolumeExpansion: true
 ---
 apiVersion: v1

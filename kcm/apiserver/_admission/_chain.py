@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from ._plugin import Attributes, Plugin
+from .default_storage_class import DefaultStorageClass
 from .default_toleration_seconds import DefaultTolerationSeconds
 from .limit_ranger import LimitRanger
 from .namespace_lifecycle import NamespaceLifecycle
@@ -79,6 +80,7 @@ IMPLEMENTED: Final[dict[str, type[Plugin]]] = {
         ServiceAccount,
         Priority,
         DefaultTolerationSeconds,
+        DefaultStorageClass,
         StorageObjectInUseProtection,
         PersistentVolumeClaimResize,
         ResourceQuota,

@@ -260,6 +260,7 @@ def test_the_chain_follows_kube_order_and_flags() -> None:
         "ServiceAccount",
         "Priority",
         "DefaultTolerationSeconds",
+        "DefaultStorageClass",
         "StorageObjectInUseProtection",
         "PersistentVolumeClaimResize",
         "ResourceQuota",
@@ -270,6 +271,7 @@ def test_the_chain_follows_kube_order_and_flags() -> None:
         "ServiceAccount",
         "Priority",
         "DefaultTolerationSeconds",
+        "DefaultStorageClass",
         "StorageObjectInUseProtection",
         "PersistentVolumeClaimResize",
     )

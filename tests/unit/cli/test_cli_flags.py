@@ -49,6 +49,7 @@ def test_defaults_follow_kube_controller_manager() -> None:
         "namespace": 10,
         "nodeipam": 1,
         "nodelifecycle": 1,
+        "persistentvolume-binder": 1,
         "persistentvolume-expander": 10,
         "podgc": 1,
         "pv-protection": 1,

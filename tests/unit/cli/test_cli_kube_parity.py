@@ -33,7 +33,6 @@ KCM_ONLY = {
     # cloud-controller-manager's controller, which kcm also runs (with --cloud-provider)
     "cloud-node": "no cloud provider here",
 }
-NOT_YET = {"persistentvolume-binder"}  # built on another branch; empty once it lands
 KCM_SKIPS_ALSO = {
     # kube 1.24 does not even know the name without its two feature gates; kcm (as newer
     # Kubernetes) knows it and skips it
@@ -45,7 +44,7 @@ def test_the_names_are_kube_controller_managers() -> None:
     kube = set(GOLDEN["known"]) | set(GOLDEN["feature_gated"])
     ours = set(CONTROLLERS) - set(KCM_ONLY)
     assert ours - kube == set()
-    assert kube - ours <= NOT_YET
+    assert kube - ours == set()
 
 
 def test_the_same_controllers_are_off_by_default() -> None:

@@ -33,6 +33,7 @@ KCM_NAMES = [
     "namespace",
     "nodeipam",
     "nodelifecycle",
+    "persistentvolume-binder",
     "persistentvolume-expander",
     "podgc",
     "pv-protection",
