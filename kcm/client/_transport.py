@@ -26,6 +26,7 @@ import httpx
 import sniffio
 from cachetools import LRUCache
 
+from kcm._extras import require
 from kcm.errors import ConfigError
 
 from ._config import ClientConfig
@@ -184,12 +185,12 @@ class _AiohttpStream(httpx.AsyncByteStream):
         try:
             async for chunk in self._response.content.iter_any():
                 yield chunk
+        except TimeoutError as exc:  # first: aiohttp's read timeouts are ClientErrors too
+            raise httpx.ReadTimeout(str(exc) or "read timed out") from exc
         except aiohttp.ClientPayloadError as exc:
             raise httpx.RemoteProtocolError(str(exc)) from exc
         except aiohttp.ClientError as exc:
             raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
-        except TimeoutError as exc:
-            raise httpx.ReadTimeout(str(exc) or "read timed out") from exc
 
     async def aclose(self) -> None:
         self._response.release()
@@ -217,6 +218,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         proxy: str | None = None,
         server_hostname: str | None = None,
     ) -> None:
+        require("aiohttp", extra="aiohttp", feature="the aiohttp transport")
         self._ssl = ssl_context
         self._limit = max_connections
         self._proxy = proxy

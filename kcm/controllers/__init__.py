@@ -28,6 +28,9 @@ from dataclasses import dataclass
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any
 
+from kcm._extras import extra_of, require
+from kcm.errors import MissingExtra
+
 if TYPE_CHECKING:
     from kcm.runtime import Manager
 
@@ -109,11 +112,23 @@ class ControllerSpec:
         """Import the controller's package.
 
         Raises:
+            kcm.errors.MissingExtra: an optional dependency is missing (an ImportError whose
+                one line names the extra to install).
             ImportError: the package is missing or fails to import (the message names the
                 controller and says how to run without it).
         """
         try:
             module = importlib.import_module(self.module)
+        except MissingExtra:
+            raise
+        except ImportError as exc:
+            extra = extra_of(exc.name or "")
+            if extra is not None:  # raises MissingExtra: the one line that names the extra
+                require(exc.name or "", extra=extra, feature=f"controller {self.name!r}")
+            raise ImportError(
+                f"controller {self.name!r} cannot be loaded ({self.module}: {exc}); "
+                f"run without it with --controllers=*,-{self.name}"
+            ) from exc
         except Exception as exc:
             raise ImportError(
                 f"controller {self.name!r} cannot be loaded ({self.module}: {exc}); "
@@ -341,6 +356,29 @@ _SPECS = (
             ),
         ),
         cloud=True,
+    ),
+    ControllerSpec(
+        "attachdetach",
+        "attachdetach",
+        "Creates and deletes VolumeAttachments for the CSI volumes pods on each node use.",
+        None,
+        1,
+        options=(
+            ControllerOption(
+                "--attach-detach-reconcile-sync-period",
+                "reconcile_sync_period",
+                _duration,
+                60.0,
+                "how often every node's attachments are re-checked (at least 1s)",
+            ),
+            ControllerOption(
+                "--disable-attach-detach-reconcile-sync",
+                "disable_reconcile_sync",
+                _bool,
+                False,
+                "no periodic re-check of the nodes' attachments",
+            ),
+        ),
     ),
     ControllerSpec(
         "bootstrapsigner",
@@ -625,6 +663,13 @@ _SPECS = (
         ),
     ),
     ControllerSpec(
+        "persistentvolume-expander",
+        "expand",
+        "Leaves growing bound claims to their CSI driver's resizer (ExternalExpanding).",
+        None,
+        10,
+    ),
+    ControllerSpec(
         "podgc",
         "podgc",
         "Deletes terminated pods above a threshold and pods of vanished nodes.",
@@ -637,6 +682,29 @@ _SPECS = (
                 _int,
                 12500,
                 "terminated pods kept before podgc deletes the oldest (0: never)",
+            ),
+        ),
+    ),
+    ControllerSpec(
+        "persistentvolume-binder",
+        "persistentvolume",
+        "Binds PVCs to PVs, asks provisioners for new ones, reclaims released PVs.",
+        None,
+        1,
+        options=(
+            ControllerOption(
+                "--pvclaimbinder-sync-period",
+                "sync_period",
+                _duration,
+                15.0,
+                "how often every PersistentVolume and claim is synced again",
+            ),
+            ControllerOption(
+                "--enable-dynamic-provisioning",
+                "enable_dynamic_provisioning",
+                _bool,
+                True,
+                "whether claims of a storage class are handed to its provisioner",
             ),
         ),
     ),
@@ -771,6 +839,13 @@ _SPECS = (
         "Runs StatefulSets' pods in order, with stable names and storage.",
         "--concurrent-statefulset-syncs",
         5,
+    ),
+    ControllerSpec(
+        "storage-version-gc",
+        "storageversiongc",
+        "Drops StorageVersion entries of API servers gone (needs two feature gates).",
+        None,
+        1,
     ),
     ControllerSpec(
         "ttl",

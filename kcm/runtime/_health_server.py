@@ -20,6 +20,8 @@ from anyio.abc import TaskStatus
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
+from kcm._extras import require
+
 __all__ = ["HealthCheck", "HealthServer", "HealthzApp", "parse_address"]
 
 logger = logging.getLogger(__name__)
@@ -225,7 +227,9 @@ class HealthServer:
 
         Raises:
             OSError: the address cannot be bound.
+            kcm.errors.MissingExtra: hypercorn (``kcm[server]``) is not installed.
         """
+        require("hypercorn", extra="server", feature="the manager's health and metrics server")
         sock = self._bind()
         try:
             host, port = sock.getsockname()[:2]
