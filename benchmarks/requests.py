@@ -16,6 +16,16 @@ requests per CPU-second of the client process, which shared machines disturb muc
 
     python benchmarks/requests.py            # full run (~4 minutes)
     python benchmarks/requests.py --quick    # a short run
+
+``--apiserver`` measures instead what one request costs kcm's client in CPU against the real
+thing: ``kcm apiserver`` in its own process, HTTPS with a bearer token, and kcm's ``ApiClient``
+with its defaults (rate limit off) sending GET, PATCH (merge patch of a label) and POST (a pod
+with ``generateName``) at concurrency 10. It reports the client process's CPU
+(``time.process_time``) per request in microseconds, the median of ``--repeat`` runs. This is
+the figure behind the controller manager's CPU on a real cluster (docs/benchmarks.md,
+controllers_vs_go), and the one to A/B client changes with.
+
+    python benchmarks/requests.py --apiserver [--requests 2000] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -272,12 +282,176 @@ CLIENTS: dict[str, Callable[..., Awaitable[Result]]] = {
 }
 
 
+# ----------------------------------------------------------------------------- --apiserver
+
+APISERVER_OPS = ("get", "patch", "create")
+APISERVER_CONCURRENCY = 10
+TOKEN = "bench-token"
+
+
+def start_apiserver(workdir: Path) -> tuple[Any, str]:
+    """``kcm apiserver`` (HTTPS, a bearer token) in its own process; its kubeconfig's path."""
+    import subprocess
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    kubeconfig = workdir / "kubeconfig"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kcm", "apiserver", "--port", str(port), "--token", TOKEN,
+         "--kubeconfig-out", str(kubeconfig)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if kubeconfig.exists():
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return proc, str(kubeconfig)
+            except OSError:
+                pass
+        if proc.poll() is not None:
+            raise SystemExit(f"kcm apiserver exited with {proc.returncode}")
+        time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("kcm apiserver did not start within 60 s")
+
+
+async def _timed(op: Op, requests: int) -> float:
+    """Client CPU microseconds per call of ``op`` (``requests`` calls from 10 workers)."""
+    for i in range(20):  # warm: connections open, caches filled
+        await op(i)
+    left = requests
+
+    async def worker() -> None:
+        nonlocal left
+        while left > 0:
+            left -= 1
+            await op(left)
+
+    cpu = time.process_time()
+    await asyncio.gather(*(worker() for _ in range(APISERVER_CONCURRENCY)))
+    return (time.process_time() - cpu) / requests * 1e6
+
+
+async def aiohttp_cpu_per_request(kubeconfig: str, kind: str, requests: int) -> float:
+    """The floor: raw aiohttp with the same TLS context and token, typed decoding of the Pod."""
+    import aiohttp
+
+    from kcm.client import load_kubeconfig
+    from kcm.client._transport import build_ssl_context
+    from kcm.models import Pod
+    from kcm.models import decoder as model_decoder
+
+    config = load_kubeconfig(kubeconfig)
+    decoder = model_decoder(Pod)
+    connector = aiohttp.TCPConnector(limit=POOL, ssl=build_ssl_context(config))
+    base = config.server.rstrip("/") + PATH
+    auth = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json"}
+    post = {**auth, "Content-Type": "application/json"}
+    merge = {**auth, "Content-Type": "application/merge-patch+json"}
+    create = msgspec.json.encode(
+        {k: v for k, v in POD.items() if k != "status"} | {"metadata": {"generateName": "web-"}}
+    )
+    async with aiohttp.ClientSession(connector=connector) as session:
+
+        async def call(method: str, url: str, headers: dict[str, str], data: Any = None) -> Any:
+            async with session.request(method, url, headers=headers, data=data) as r:
+                body = await r.read()
+                if r.status >= 400:
+                    raise RuntimeError(f"{method} {url}: {r.status} {body[:200]!r}")
+                return decoder.decode(body)
+
+        ops: dict[str, Op] = {
+            "get": lambda i: call("GET", f"{base}/web-0", auth),
+            "patch": lambda i: call(
+                "PATCH",
+                f"{base}/web-0",
+                merge,
+                msgspec.json.encode({"metadata": {"labels": {"bench": str(i)}}}),
+            ),
+            "create": lambda i: call("POST", base, post, create),
+        }
+        return await _timed(ops[kind], requests)
+
+
+async def cpu_per_request(kubeconfig: str, kind: str, requests: int) -> float:
+    """Client CPU microseconds per request of ``requests`` ``kind`` requests (HTTPS + token)."""
+    from kcm.client import ApiClient, load_kubeconfig
+    from kcm.models import ObjectMeta, Pod, decode
+
+    base = load_kubeconfig(kubeconfig)
+    config = msgspec.structs.replace(
+        base, token=TOKEN, client_certificate_data=None, client_key_data=None,
+        client_certificate=None, client_key=None, qps=-1,
+    )  # fmt: skip
+    pod = decode(Pod, CREATE_BODY)
+    assert isinstance(pod.metadata, ObjectMeta)
+    pod = msgspec.structs.replace(
+        pod, metadata=msgspec.structs.replace(pod.metadata, name=None, generate_name="web-")
+    )
+    async with ApiClient(config) as client:
+        api = client.api(Pod, namespace="default")
+        try:
+            await api.create(msgspec.structs.replace(pod, metadata=ObjectMeta(name="web-0")))
+        except Exception:  # already there from an earlier run
+            pass
+        ops: dict[str, Op] = {
+            "get": lambda i: api.get("web-0"),
+            "patch": lambda i: api.patch("web-0", {"metadata": {"labels": {"bench": str(i)}}}),
+            "create": lambda i: api.create(pod),
+        }
+        return await _timed(ops[kind], requests)
+
+
+APISERVER_CLIENTS = {"kcm": cpu_per_request, "aiohttp": aiohttp_cpu_per_request}
+
+
+def main_apiserver(requests: int, repeat: int, clients: list[str]) -> int:
+    import statistics
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="kcm-bench-") as tmp:
+        proc, kubeconfig = start_apiserver(Path(tmp))
+        try:
+            results: dict[tuple[str, str], list[float]] = {
+                (c, k): [] for c in clients for k in APISERVER_OPS
+            }
+            for _ in range(repeat):  # rounds alternate the clients and operations
+                for kind in APISERVER_OPS:
+                    for c in clients:
+                        run = APISERVER_CLIENTS[c](kubeconfig, kind, requests)
+                        results[c, kind].append(asyncio.run(run))
+        finally:
+            proc.terminate()
+            proc.wait()
+    print(
+        f"client CPU per request (us), kcm apiserver over HTTPS + token, c={APISERVER_CONCURRENCY}"
+    )
+    print(f"load average {os.getloadavg()[0]:.2f}; median of {repeat} x {requests} requests")
+    for c in clients:
+        for kind in APISERVER_OPS:
+            runs = " ".join(f"{v:.0f}" for v in results[c, kind])
+            print(f"{c:>8} {kind:>7} {statistics.median(results[c, kind]):>7.0f}   runs: {runs}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="short run")
+    parser.add_argument(
+        "--apiserver", action="store_true",
+        help="client CPU per request against `kcm apiserver` over HTTPS with a token",
+    )  # fmt: skip
+    parser.add_argument("--requests", type=int, default=2000, help="requests per --apiserver run")
     parser.add_argument("--repeat", type=int, default=None, help="runs per cell (best is kept)")
     parser.add_argument("--clients", default=",".join(CLIENTS))
     args = parser.parse_args(argv)
+    if args.apiserver:
+        names = args.clients.split(",") if args.clients != ",".join(CLIENTS) else ["kcm"]
+        return main_apiserver(args.requests, args.repeat or 3, names)
     ops = ("get", "create", "patch")
     levels = (1, 50, 500)
     seconds = 0.5 if args.quick else 1.5
