@@ -26,6 +26,10 @@ the figure behind the controller manager's CPU on a real cluster (docs/benchmark
 controllers_vs_go), and the one to A/B client changes with.
 
     python benchmarks/requests.py --apiserver [--requests 2000] [--repeat 3]
+
+``--apiserver --idle-gap SECONDS`` instead measures the CPU of the first GET after the client
+has been quiet for that long (a controller between bursts): cheap when the pooled connection
+is still open, a TLS handshake when it is not.
 """
 
 from __future__ import annotations
@@ -406,16 +410,45 @@ async def cpu_per_request(kubeconfig: str, kind: str, requests: int) -> float:
         return await _timed(ops[kind], requests)
 
 
+async def cpu_after_idle(kubeconfig: str, gap: float) -> float:
+    """Client CPU microseconds of one GET after ``gap`` seconds without requests."""
+    from kcm.client import ApiClient, load_kubeconfig
+    from kcm.models import Pod
+
+    base = load_kubeconfig(kubeconfig)
+    config = msgspec.structs.replace(
+        base, token=TOKEN, client_certificate_data=None, client_key_data=None,
+        client_certificate=None, client_key=None, qps=-1,
+    )  # fmt: skip
+    async with ApiClient(config) as client:
+        api = client.api(Pod, namespace="default")
+        for _ in range(5):
+            await api.get("web-0")
+        await asyncio.sleep(gap)
+        cpu = time.process_time()
+        await api.get("web-0")
+        return (time.process_time() - cpu) * 1e6
+
+
 APISERVER_CLIENTS = {"kcm": cpu_per_request, "aiohttp": aiohttp_cpu_per_request}
 
 
-def main_apiserver(requests: int, repeat: int, clients: list[str]) -> int:
+def main_apiserver(requests: int, repeat: int, clients: list[str], idle_gap: float) -> int:
     import statistics
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="kcm-bench-") as tmp:
         proc, kubeconfig = start_apiserver(Path(tmp))
         try:
+            asyncio.run(cpu_per_request(kubeconfig, "get", 10))  # creates the pod
+            if idle_gap:
+                runs = [asyncio.run(cpu_after_idle(kubeconfig, idle_gap)) for _ in range(repeat)]
+                print(f"client CPU (us) of the first GET after {idle_gap:g} s idle, kcm")
+                print(
+                    f"median {statistics.median(runs):.0f}   runs: "
+                    + " ".join(f"{v:.0f}" for v in runs)
+                )
+                return 0
             results: dict[tuple[str, str], list[float]] = {
                 (c, k): [] for c in clients for k in APISERVER_OPS
             }
@@ -446,12 +479,16 @@ def main(argv: list[str] | None = None) -> int:
         help="client CPU per request against `kcm apiserver` over HTTPS with a token",
     )  # fmt: skip
     parser.add_argument("--requests", type=int, default=2000, help="requests per --apiserver run")
+    parser.add_argument(
+        "--idle-gap", type=float, default=0.0,
+        help="with --apiserver: CPU of the first GET after this many idle seconds",
+    )  # fmt: skip
     parser.add_argument("--repeat", type=int, default=None, help="runs per cell (best is kept)")
     parser.add_argument("--clients", default=",".join(CLIENTS))
     args = parser.parse_args(argv)
     if args.apiserver:
         names = args.clients.split(",") if args.clients != ",".join(CLIENTS) else ["kcm"]
-        return main_apiserver(args.requests, args.repeat or 3, names)
+        return main_apiserver(args.requests, args.repeat or 3, names, args.idle_gap)
     ops = ("get", "create", "patch")
     levels = (1, 50, 500)
     seconds = 0.5 if args.quick else 1.5
