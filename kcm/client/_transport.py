@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BODY",
+    "KEEPALIVE_SECONDS",
     "PRELOAD",
     "AiohttpTransport",
     "PreloadedBody",
