@@ -28,6 +28,7 @@ from kcm.apiserver import DataDirLock, DataDirLocked
 from .._version import __version__
 from ._cloud import cloud_provider_name, load_cloud
 from ._logging import configure_logging
+from ._secure_serving import add_controller_checks, log_accepted_flags, serving_options
 from ._settings import RunSettings
 
 __all__ = ["DataDirLocked", "run", "serve"]
@@ -388,6 +389,7 @@ async def _serve(
 
     env = os.environ if environ is None else environ
     embedded = settings.embedded(env)
+    log_accepted_flags(settings.serving.accepted)
     simulate = settings.simulating(embedded=embedded)
     async with contextlib.AsyncExitStack() as stack:
         config, server_url = await _connect(
@@ -398,15 +400,17 @@ async def _serve(
             simulate=simulate,
             stack=stack,
         )
+        bind = settings.health_bind_address(embedded=embedded)
         manager = Manager(
             await _client(stack, config, "shared-informers"),
             registry=CollectorRegistry(),
             leader_election=await _leader_election(settings, config, stack),
-            health_address=(
-                f"{_host(settings.health_bind_address(embedded=embedded))}:{settings.secure_port}"
-                if settings.secure_port
-                else None
-            ),
+            health_address=f"{_host(bind)}:{settings.secure_port}"
+            if settings.secure_port
+            else None,
+            serving=await serving_options(settings.serving, bind, env, stack, embedded=embedded)
+            if settings.secure_port
+            else None,
         )
         if simulate:  # first: nodes exist before the controllers (started in order) need them
             await _add_simulation(manager, settings, config, stack)
@@ -417,6 +421,7 @@ async def _serve(
             cloud.initialize(manager.client, manager.factory)
         failed = await _add_controllers(manager, settings, config, stack, cloud)
         started = [n for n in settings.controllers if n not in failed]
+        add_controller_checks(manager, started)
         logger.info(
             "kcm %s: %s mode against %s; controllers: %s%s; leader election %s",
             __version__,
