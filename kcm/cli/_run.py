@@ -28,7 +28,12 @@ from kcm.apiserver import DataDirLock, DataDirLocked
 from .._version import __version__
 from ._cloud import cloud_provider_name, load_cloud
 from ._logging import configure_logging
-from ._secure_serving import add_controller_checks, log_accepted_flags, serving_options
+from ._secure_serving import (
+    add_controller_checks,
+    log_accepted_flags,
+    metrics_registry,
+    serving_options,
+)
 from ._settings import RunSettings
 
 __all__ = ["DataDirLocked", "run", "serve"]
@@ -230,8 +235,12 @@ async def serve(
         kcm.errors.GracefulShutdownTimeout (the shutdown after the signal outlived the
         manager's grace period), DataDirLocked, OSError and whatever the manager raises.
     """
+    from kcm.client import observe_requests
+
+    registry, requests = metrics_registry()
     try:
-        return await _serve(settings, environ, out, status_view, receiver)
+        with observe_requests(requests):
+            return await _serve(settings, environ, out, status_view, receiver, registry)
     except BaseExceptionGroup as group:
         raise _single(group) from None
 
@@ -384,6 +393,7 @@ async def _serve(
     out: TextIO | None,
     status_view: bool,
     receiver: Any,
+    registry: CollectorRegistry,
 ) -> signal.Signals | None:
     from kcm.runtime import Manager
 
@@ -403,7 +413,7 @@ async def _serve(
         bind = settings.health_bind_address(embedded=embedded)
         manager = Manager(
             await _client(stack, config, "shared-informers"),
-            registry=CollectorRegistry(),
+            registry=registry,
             leader_election=await _leader_election(settings, config, stack),
             health_address=f"{_host(bind)}:{settings.secure_port}"
             if settings.secure_port

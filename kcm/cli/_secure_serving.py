@@ -1,5 +1,6 @@
 """The secure port of ``kcm run`` as kube-controller-manager serves it: its TLS context, its
-delegated authn/authz, and one ``/healthz`` check per started controller."""
+delegated authn/authz, one ``/healthz`` check per started controller, and what ``/metrics``
+holds besides the controllers' metrics."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 
 from ._serving_flags import ServingSettings
 
-__all__ = ["add_controller_checks", "log_accepted_flags", "serving_options"]
+__all__ = ["add_controller_checks", "log_accepted_flags", "metrics_registry", "serving_options"]
 
 logger = logging.getLogger("kcm.cli")
 
@@ -109,3 +110,23 @@ def log_accepted_flags(flags: Iterable[str]) -> None:
             "accepted for compatibility with kube-controller-manager, without effect in kcm: %s",
             ", ".join(names),
         )
+
+
+def metrics_registry() -> tuple[Any, Any]:
+    """kcm's ``/metrics`` registry, with the process, platform and GC collectors (Python's
+    counterparts of Go's ``process_*`` and ``go_*``), and the client's ``rest_client_*``
+    metrics on it (returned, for :func:`kcm.client.observe_requests`)."""
+    from prometheus_client import (
+        CollectorRegistry,
+        GCCollector,
+        PlatformCollector,
+        ProcessCollector,
+    )
+
+    from kcm.client import RequestMetrics
+
+    registry = CollectorRegistry()
+    ProcessCollector(registry=registry)
+    PlatformCollector(registry=registry)
+    GCCollector(registry=registry)
+    return registry, RequestMetrics(registry)

@@ -31,6 +31,9 @@ from ._discovery import DiscoveryResult as DiscoveryResult
 from ._discovery import server_preferred_resources as server_preferred_resources
 from ._jsonpatch import json_patch as json_patch
 from ._ratelimit import TokenBucket as TokenBucket
+from ._request_metrics import RequestMetrics as RequestMetrics
+from ._request_metrics import observe_requests as observe_requests
+from ._request_metrics import url_template as url_template
 from ._retry import RetryPolicy as RetryPolicy
 from ._transport import AiohttpTransport as AiohttpTransport
 from ._watch import WatchStream as WatchStream
@@ -45,6 +48,7 @@ __all__ = [
     "ExecCredential",
     "KubeAuth",
     "PatchType",
+    "RequestMetrics",
     "RetryPolicy",
     "TokenBucket",
     "WatchStream",
@@ -53,5 +57,7 @@ __all__ = [
     "load_config",
     "load_kubeconfig",
     "load_kubeconfig_dict",
+    "observe_requests",
     "server_preferred_resources",
+    "url_template",
 ]

@@ -12,7 +12,7 @@ import inspect
 import logging
 import socket
 import ssl
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias, final
 from urllib.parse import parse_qs
@@ -20,7 +20,7 @@ from urllib.parse import parse_qs
 import anyio
 import sniffio
 from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, Metric
 from prometheus_client.exposition import choose_encoder
 
 from ._delegated_auth import DelegatedAuth, Denied
@@ -141,7 +141,7 @@ class HealthzApp:
             return
         if path == "/metrics":
             encoder, content_type = choose_encoder(headers.get("accept", ""))
-            await _respond(send, 200, encoder(self._registry), content_type)
+            await _respond(send, 200, encoder(_WithoutCreated(self._registry)), content_type)
             return
         endpoint, _, single = path.lstrip("/").partition("/")
         checks = self._checks.get(endpoint)
@@ -199,6 +199,28 @@ async def _respond(
     ]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+@final
+class _WithoutCreated:
+    """``registry`` without the ``*_created`` series prometheus-client adds to counters,
+    histograms and summaries (Go's client never has them; dropped here, in kcm's exposition,
+    not by turning them off for every registry of the process)."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._registry = registry
+
+    def collect(self) -> Iterator[Metric]:
+        for metric in self._registry.collect():
+            if metric.type not in _WITH_CREATED:
+                yield metric
+                continue
+            kept = Metric(metric.name, metric.documentation, metric.type, metric.unit)
+            kept.samples = [s for s in metric.samples if not s.name.endswith("_created")]
+            yield kept
+
+
+_WITH_CREATED = frozenset({"counter", "histogram", "summary", "gaugehistogram"})
 
 
 @final

@@ -130,6 +130,7 @@ async def test_healthz_names_one_check_per_started_controller_as_the_go_manager(
     the Go manager), and every Go check kcm has a controller for is there."""
     port = free_port()
     names: list[str] = []
+    metrics: list[str] = []
 
     async def read_checks() -> None:
         async with httpx.AsyncClient(verify=False) as http:
@@ -143,6 +144,7 @@ async def test_healthz_names_one_check_per_started_controller_as_the_go_manager(
 
             await eventually(served, within=60)
             text = (await http.get(f"https://127.0.0.1:{port}/healthz?verbose")).text
+            metrics.append((await http.get(f"https://127.0.0.1:{port}/metrics")).text)
         names.extend(re.findall(r"^\[\+\](\S+) ok$", text, re.MULTILINE))
 
     await run_until(
@@ -161,6 +163,44 @@ async def test_healthz_names_one_check_per_started_controller_as_the_go_manager(
     assert "serviceaccount-token" not in names  # Go starts it first, without a check
     kcm_has = {n for n in go if n in CONTROLLERS}
     assert kcm_has - {"csrsigning", "nodeipam"} <= set(names)
+    check_metrics(metrics[0])
+
+
+KCM_ONLY_QUEUES = {
+    "csrapproving": "Go names csrapproving's and csrsigning's queues both 'certificate'; a kcm "
+    "controller's name is unique per registry",
+    "cloud-node": "the cloud controller manager's controller (no named queue in Go)",
+    "sim-kubelet": "the simulation (embedded mode)",
+    "sim-scheduler": "the simulation (embedded mode)",
+}
+"""kcm's work queues without a kube-controller-manager counterpart of the same name."""
+
+
+def check_metrics(text: str) -> None:
+    """Queue names as the Go manager's (golden recorded from its /metrics), client-go's
+    request metrics, the process collector, and no ``*_created`` series."""
+    go_queues = {
+        line
+        for line in (GOLDEN / "workqueue-names.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    }
+    queues = set(re.findall(r'^workqueue_adds_total\{name="([^"]+)"', text, re.MULTILINE))
+    assert queues - go_queues == set(KCM_ONLY_QUEUES) & queues, queues - go_queues
+    families = set(re.findall(r"^# TYPE (\S+) ", text, re.MULTILINE))
+    for family in (
+        "rest_client_requests_total",
+        "rest_client_request_duration_seconds",
+        "process_cpu_seconds_total",
+        "process_resident_memory_bytes",
+        "process_start_time_seconds",
+    ):
+        assert family in families, family
+    assert re.search(
+        r'^rest_client_requests_total\{code="200",host="127.0.0.1:\d+",method="GET"\}',
+        text,
+        re.MULTILINE,
+    )
+    assert "_created" not in text
 
 
 async def test_metrics_is_authorized_by_the_api_server_with_delegation_kubeconfigs(

@@ -135,3 +135,18 @@ def test_tls_contexts(tmp_path: Path) -> None:
     (tmp_path / "a.key").write_text("not a key")
     with pytest.raises(ConfigError, match=r"--tls-cert-file .* not a usable PEM pair"):
         serving_context(str(tmp_path / "a.crt"), str(tmp_path / "a.key"))
+
+
+async def test_metrics_have_no_created_series_as_gos() -> None:
+    from prometheus_client import Counter, Histogram
+
+    registry = CollectorRegistry()
+    Counter("demo_requests", "demo", registry=registry).inc()
+    Histogram("demo_seconds", "demo", registry=registry).observe(0.1)
+    app = HealthzApp({}, registry)
+    for accept in ("", "application/openmetrics-text"):
+        status, body, _ = await get(app, "/metrics", accept=accept)
+        assert status == 200
+        assert "demo_requests_total 1.0" in body
+        assert "demo_seconds_count 1.0" in body
+        assert "_created" not in body
