@@ -91,7 +91,7 @@ def _accept(group: Any, flags: tuple[str, ...]) -> None:
             default=None,
             metavar="VALUE",
             dest=_accepted_dest(flag),
-            help=argparse.SUPPRESS,
+            help="accepted as kube-controller-manager's; no effect in kcm",
         )
 
 
