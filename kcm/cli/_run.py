@@ -26,6 +26,7 @@ from prometheus_client import CollectorRegistry
 from kcm.apiserver import DataDirLock, DataDirLocked
 
 from .._version import __version__
+from ._api_wait import wait_for_api_server
 from ._cloud import cloud_provider_name, load_cloud
 from ._logging import configure_logging
 from ._secure_serving import (
@@ -410,9 +411,10 @@ async def _serve(
             simulate=simulate,
             stack=stack,
         )
+        shared = await _client(stack, config, "shared-informers")
         bind = settings.health_bind_address(embedded=embedded)
         manager = Manager(
-            await _client(stack, config, "shared-informers"),
+            shared,
             registry=registry,
             leader_election=await _leader_election(settings, config, stack),
             health_address=f"{_host(bind)}:{settings.secure_port}"
@@ -455,6 +457,8 @@ async def _serve(
                 kubeconfig=str(settings.kubeconfig_path) if embedded else None,
                 clock=manager.clock,
             )
+        if not embedded:  # after the flags' checks, so a bad flag is not hidden by the wait
+            await wait_for_api_server(shared, server_url)
         received = await _run_manager(manager, view, receiver)
         if received is not None:
             logger.info("kcm stopped after %s", received.name)

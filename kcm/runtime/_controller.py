@@ -44,6 +44,9 @@ from ._shutdown import breakable, graceful_shield
 
 __all__ = ["Controller"]
 
+_STEADY_STATE = 15
+"""Between DEBUG and INFO: klog's -v=2 ("Started controller") in ``kcm run``'s logging."""
+
 logger = logging.getLogger(__name__)
 
 K = TypeVar("K", bound=Hashable)
@@ -335,7 +338,8 @@ class Controller(Generic[K]):
                 async with anyio.create_task_group() as tg:
                     await tg.start(self.queue.run)
                     tg.start_soon(self._run_workers, workers_scope)
-                    logger.info(
+                    logger.log(
+                        _STEADY_STATE,
                         "starting %d workers for controller %s",
                         self.max_concurrent_reconciles,
                         self.name,

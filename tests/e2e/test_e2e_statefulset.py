@@ -37,7 +37,8 @@ spec:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Process, Kubectl]]:
-    with embedded_kcm(tmp_path_factory.mktemp("e2e-statefulset")) as running:
+    # --v=2: klog's steady-state lines ("starting 5 workers for controller ...")
+    with embedded_kcm(tmp_path_factory.mktemp("e2e-statefulset"), "--v=2") as running:
         yield running
         process, _ = running
         assert process.stop() == 0, process.logs()
