@@ -50,10 +50,9 @@ closed terminal), so a laptop session that ends still releases the lease."""
 
 def _locked_hint(data_dir: Path) -> str:
     return (
-        "is another kcm running? stop it, or run this one with another --data-dir and "
-        "another --secure-port (or --secure-port=0; the first kcm serves its health port), "
-        f"or join that cluster as a standby with --kubeconfig={data_dir / 'kubeconfig'} "
-        "--secure-port=0"
+        "is another kcm running? stop it, or run this one with another --data-dir (it serves "
+        "its health port on a free port if the first holds 10257), or join that cluster as a "
+        f"standby with --kubeconfig={data_dir / 'kubeconfig'} --secure-port=0"
     )
 
 
