@@ -15,7 +15,7 @@ import httpx
 
 from kcm.clock import SYSTEM_CLOCK, Clock
 
-__all__ = ["wait_for_api_server"]
+__all__ = ["probe_api_server", "wait_for_api_server"]
 
 logger = logging.getLogger("kcm.cli")
 
@@ -36,9 +36,27 @@ async def _problem(client: Any) -> str | None:
     return None
 
 
-async def wait_for_api_server(client: Any, url: str, *, clock: Clock = SYSTEM_CLOCK) -> int:
-    """Return once ``url`` answers ``/healthz``; returns how many attempts failed."""
-    delay, failed = FIRST_DELAY, 0
+async def probe_api_server(client: Any, url: str) -> bool:
+    """One attempt, said at once if it fails (before the slower start-up work); pass the
+    result to :func:`wait_for_api_server` as ``failed_once``."""
+    problem = await _problem(client)
+    if problem is not None:
+        logger.warning("waiting for API server at %s: %s; retrying", url, problem)
+    return problem is not None
+
+
+async def wait_for_api_server(
+    client: Any, url: str, *, clock: Clock = SYSTEM_CLOCK, failed_once: bool = False
+) -> int:
+    """Return once ``url`` answers ``/healthz``; returns how many attempts failed.
+
+    ``failed_once``: :func:`probe_api_server` failed (and said so) just before: the first
+    backoff step is slept before asking again.
+    """
+    delay, failed = FIRST_DELAY, int(failed_once)
+    if failed_once:
+        await clock.sleep(delay)
+        delay *= 2
     while (problem := await _problem(client)) is not None:
         failed += 1
         logger.warning("waiting for API server at %s: %s; retrying", url, problem)

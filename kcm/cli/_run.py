@@ -26,7 +26,7 @@ from prometheus_client import CollectorRegistry
 from kcm.apiserver import DataDirLock, DataDirLocked
 
 from .._version import __version__
-from ._api_wait import wait_for_api_server
+from ._api_wait import probe_api_server, wait_for_api_server
 from ._cloud import cloud_provider_name, load_cloud
 from ._logging import configure_logging
 from ._secure_serving import (
@@ -411,6 +411,7 @@ async def _serve(
             stack=stack,
         )
         shared = await _client(stack, config, "shared-informers")
+        unreachable = not embedded and await probe_api_server(shared, server_url)
         bind = settings.health_bind_address(embedded=embedded)
         manager = Manager(
             shared,
@@ -457,7 +458,7 @@ async def _serve(
                 clock=manager.clock,
             )
         if not embedded:  # after the flags' checks, so a bad flag is not hidden by the wait
-            await wait_for_api_server(shared, server_url)
+            await wait_for_api_server(shared, server_url, failed_once=unreachable)
         received = await _run_manager(manager, view, receiver)
         if received is not None:
             logger.info("kcm stopped after %s", received.name)

@@ -87,3 +87,30 @@ def test_kcm_against_an_unreachable_master_says_so_at_once() -> None:
     assert "] waiting for API server at http://127.0.0.1:1: ConnectError" in first, first
     assert first.startswith("W")
     assert first.rstrip().endswith("; retrying")
+
+
+async def test_an_early_probe_says_it_first_and_the_wait_goes_on_from_there(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from kcm.cli._api_wait import probe_api_server
+
+    caplog.set_level(logging.INFO, logger="kcm.cli")
+    clock, server = FakeClock(), FlakyServer(failures=2)
+    assert await probe_api_server(server, "https://k8s:6443")
+    failed: list[int] = []
+
+    async def wait() -> None:
+        failed.append(
+            await wait_for_api_server(server, "https://k8s:6443", clock=clock, failed_once=True)
+        )
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(wait)
+        await clock.advance(1)  # the first step, slept before asking again: the 500
+        assert server.calls == 2
+        await clock.advance(2)
+    assert (failed, server.calls) == ([2], 3)
+    assert [r.getMessage().split(":")[-1] for r in caplog.records][:2] == [
+        " connection refused; retrying",
+        " 500 [-]etcd failed healthz check failed; retrying",
+    ]
