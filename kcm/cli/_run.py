@@ -36,6 +36,7 @@ from ._secure_serving import (
     serving_options,
 )
 from ._settings import RunSettings
+from ._tracing import start_tracing
 
 __all__ = ["DataDirLocked", "run", "serve"]
 
@@ -235,14 +236,20 @@ async def serve(
         kcm.errors.GracefulShutdownTimeout (the shutdown after the signal outlived the
         manager's grace period), DataDirLocked, OSError and whatever the manager raises.
     """
-    from kcm.client import observe_requests
+    from kcm.client import observe_requests, trace_requests
+    from kcm.runtime import trace_reconciles
 
     registry, requests = metrics_registry()
+    env = os.environ if environ is None else environ
+    tracer, provider = start_tracing(settings.serving.tracing_config_file, env)
     try:
-        with observe_requests(requests):
+        with observe_requests(requests), trace_requests(tracer), trace_reconciles(tracer):
             return await _serve(settings, environ, out, status_view, receiver, registry)
     except BaseExceptionGroup as group:
         raise _single(group) from None
+    finally:
+        if provider is not None:
+            provider.shutdown()  # flushes the spans still batched
 
 
 async def _client(

@@ -29,7 +29,8 @@ DEFAULT_ALWAYS_ALLOW_PATHS = ("/healthz", "/readyz", "/livez")
 class ServingSettings:
     """The secure port's TLS files and delegated authn/authz (see ``kcm run --help``).
 
-    ``accepted`` holds the flags given that kcm takes without acting on them.
+    ``tracing_config_file`` is the OpenTelemetry ``TracingConfiguration`` (observability
+    beside serving); ``accepted`` holds the flags given that kcm takes without acting on them.
     """
 
     tls_cert_file: str | None = None
@@ -38,6 +39,7 @@ class ServingSettings:
     authentication_kubeconfig: str | None = None
     authorization_kubeconfig: str | None = None
     always_allow_paths: tuple[str, ...] = DEFAULT_ALWAYS_ALLOW_PATHS
+    tracing_config_file: str | None = None
     accepted: tuple[str, ...] = ()
 
 
@@ -153,7 +155,15 @@ def add_serving_flags(parser: argparse.ArgumentParser, *, default_port: int = 10
 
 
 def add_logging_flags(group: Any) -> None:
-    """klog's flags kcm takes without acting on (``-v`` and ``--logging-format`` are kcm's)."""
+    """``--tracing-config-file``, and klog's flags kcm takes without acting on (``-v`` and
+    ``--logging-format`` are kcm's)."""
+    group.add_argument(
+        "--tracing-config-file",
+        metavar="FILE",
+        help="OpenTelemetry tracing of reconciles and API requests (kube's "
+        "TracingConfiguration: endpoint, samplingRatePerMillion; needs kcm[otel]); "
+        "OTEL_TRACES_EXPORTER=otlp|console also turns it on (default off)",
+    )
     _accept(group, _ACCEPTED_LOGGING)
 
 
@@ -178,5 +188,6 @@ def serving_from(args: argparse.Namespace) -> ServingSettings:
         authentication_kubeconfig=args.authentication_kubeconfig,
         authorization_kubeconfig=args.authorization_kubeconfig,
         always_allow_paths=tuple(p for p in paths if p),
+        tracing_config_file=getattr(args, "tracing_config_file", None),
         accepted=accepted,
     )

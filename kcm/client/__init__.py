@@ -34,6 +34,7 @@ from ._ratelimit import TokenBucket as TokenBucket
 from ._request_metrics import RequestMetrics as RequestMetrics
 from ._request_metrics import observe_requests as observe_requests
 from ._request_metrics import url_template as url_template
+from ._request_tracing import trace_requests as trace_requests
 from ._retry import RetryPolicy as RetryPolicy
 from ._transport import AiohttpTransport as AiohttpTransport
 from ._watch import WatchStream as WatchStream
@@ -59,5 +60,6 @@ __all__ = [
     "load_kubeconfig_dict",
     "observe_requests",
     "server_preferred_resources",
+    "trace_requests",
     "url_template",
 ]

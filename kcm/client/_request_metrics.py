@@ -15,7 +15,7 @@ import functools
 import logging
 import posixpath
 from collections.abc import Iterator
-from typing import final
+from typing import Any, final
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -39,6 +39,7 @@ request_log = logging.getLogger("kcm.client.requests")
 """Request lines at klog's -v=6 (level 8), headers at 7, bodies at 8 and 9 (levels 7-5)."""
 
 _V6, _V7, _V8, _V9 = 8, 7, 6, 5
+_MAX_URLS = 4096  # distinct request URLs whose bound series are kept
 _TRUNCATE = 10240  # client-go truncates bodies at -v=8 to this many characters
 
 
@@ -62,10 +63,25 @@ class RequestMetrics:
             registry=registry,
         )
 
+        # bound series by their label values: prometheus-client's labels() takes a lock and
+        # validates on every call, and this runs on every request
+        self._counts: dict[tuple[int | None, str, str], Any] = {}
+        self._latencies: dict[tuple[str, str], Any] = {}
+
     def observe(self, method: str, url: str, host: str, code: int | None, seconds: float) -> None:
         """One finished round trip (``code`` None: no response, client-go's ``<error>``)."""
-        self.requests.labels("<error>" if code is None else str(code), method, host).inc()
-        self.duration.labels(method, url_template(url)).observe(seconds)
+        count = self._counts.get((code, method, host))
+        if count is None:
+            label = "<error>" if code is None else str(code)
+            count = self._counts[code, method, host] = self.requests.labels(label, method, host)
+        count.inc()
+        latency = self._latencies.get((method, url))
+        if latency is None:
+            if len(self._latencies) >= _MAX_URLS:
+                self._latencies.clear()
+            latency = self.duration.labels(method, url_template(url))
+            self._latencies[method, url] = latency
+        latency.observe(seconds)
 
 
 def current_request_metrics() -> RequestMetrics | None:

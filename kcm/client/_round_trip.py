@@ -1,8 +1,9 @@
-"""One transport round trip, counted and logged when the process asks for it.
+"""One transport round trip, counted, logged and traced when the process asks for it.
 
-The single place the client's requests meet :mod:`._request_metrics`: nothing is measured
-unless ``rest_client_*`` metrics are on (:func:`~._request_metrics.observe_requests`) or
-klog's ``-v=6`` request lines are enabled.
+The single place the client's requests meet :mod:`._request_metrics` and
+:mod:`._request_tracing`: nothing is measured unless ``rest_client_*`` metrics are on
+(:func:`~._request_metrics.observe_requests`), klog's ``-v=6`` request lines are enabled or a
+tracer is set (:func:`~._request_tracing.trace_requests`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import time
 import httpx
 
 from ._request_metrics import _V6, current_request_metrics, log_request, request_log
+from ._request_tracing import current_tracer, request_span
 from ._transport import BODY, PreloadedBody
 
 __all__ = ["round_trip"]
@@ -19,6 +21,16 @@ __all__ = ["round_trip"]
 
 async def round_trip(transport: httpx.AsyncBaseTransport, request: httpx.Request) -> httpx.Response:
     """``transport.handle_async_request(request)``, observed."""
+    tracer = current_tracer()
+    if tracer is not None:
+        with request_span(tracer, request.method, str(request.url), request.headers) as span:
+            response = await _observed(transport, request)
+            span.set_attribute("http.response.status_code", response.status_code)
+            return response
+    return await _observed(transport, request)
+
+
+async def _observed(transport: httpx.AsyncBaseTransport, request: httpx.Request) -> httpx.Response:
     metrics = current_request_metrics()
     logged = request_log.isEnabledFor(_V6)
     if metrics is None and not logged:

@@ -44,6 +44,7 @@ from ._predicates import or_ as or_
 from ._predicates import predicate as predicate
 from ._predicates import resource_version_changed as resource_version_changed
 from ._predicates import spec_or_deletion_changed as spec_or_deletion_changed
+from ._reconcile_tracing import trace_reconciles as trace_reconciles
 from ._reconciler import ReconcileContext as ReconcileContext
 from ._reconciler import ReconcileFunc as ReconcileFunc
 from ._reconciler import Reconciler as Reconciler
@@ -108,4 +109,5 @@ __all__ = [
     "set_controller_reference",
     "set_owner_reference",
     "spec_or_deletion_changed",
+    "trace_reconciles",
 ]

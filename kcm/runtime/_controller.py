@@ -32,6 +32,7 @@ from kcm.workqueue import (
 from ._handlers import EventHandler, QueueingHandler
 from ._metrics import ControllerMetrics
 from ._predicates import Predicate
+from ._reconcile_tracing import reconcile_span
 from ._reconciler import (
     ReconcileContext,
     Reconciler,
@@ -452,7 +453,8 @@ class Controller(Generic[K]):
         token = _current.set(context)
         start = self._clock.monotonic()
         try:
-            result = await self._call(key)
+            with reconcile_span(self.name, key, context.reconcile_id):
+                result = await self._call(key)
         except Exception as exc:
             self._handle_outcome(key, context.reconcile_id, None, exc)
         else:

@@ -116,3 +116,23 @@ async def test_request_lines_at_klog_levels(
     assert (7, "Request Header: authorization: <masked>") in lines
     assert (6, f"Response Body: {body}") in lines
     assert "secret" not in caplog.text
+
+
+async def test_a_traced_request_carries_its_trace_context(
+    server: Recorder, make_client: Callable[..., ApiClient]
+) -> None:
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from kcm.client import trace_requests
+
+    tracer = TracerProvider().get_tracer("test")
+    server.add(200, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}})
+    server.add(200, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}})
+    async with make_client() as client:
+        with trace_requests(tracer):
+            await client.api(ConfigMap, namespace="ns").get("a")
+        await client.api(ConfigMap, namespace="ns").get("a")
+    traced, plain = server.requests
+    assert traced.headers["traceparent"].startswith("00-")
+    assert "traceparent" not in plain.headers
