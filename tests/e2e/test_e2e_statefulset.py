@@ -102,4 +102,8 @@ def test_kcm_runs_the_statefulset_controller_with_five_workers(
     cluster: tuple[Process, Kubectl],
 ) -> None:
     process, _ = cluster
-    assert "starting 5 workers for controller statefulset" in process.logs()
+    # the controllers start one after the other once the nodes are Ready: wait for its turn
+    wait_for(
+        "the statefulset controller's start line",
+        lambda: "starting 5 workers for controller statefulset" in process.logs(),
+    )
