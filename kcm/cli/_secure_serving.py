@@ -42,11 +42,16 @@ async def _delegation_client(
 ) -> Any:
     """A client on ``path``, else on the pod's service account (kube's fallback), else None."""
     from kcm.client import ApiClient, in_cluster_config, load_kubeconfig
+    from kcm.errors import ConfigError
 
     if path:
         config = load_kubeconfig(path)
     elif env.get("KUBERNETES_SERVICE_HOST") and env.get("KUBERNETES_SERVICE_PORT"):
-        config = in_cluster_config()
+        try:
+            config = in_cluster_config()
+        except ConfigError as exc:  # kube: optional, a warning
+            logger.warning("failed to read in-cluster kubeconfig for delegated %s: %s", what, exc)
+            return None
     else:
         return None
     logger.debug("delegated %s through %s", what, config.server)

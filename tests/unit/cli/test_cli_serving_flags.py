@@ -65,3 +65,19 @@ def test_accepted_flags_are_named_in_one_line(caplog: pytest.LogCaptureFixture) 
     caplog.clear()
     log_accepted_flags([])
     assert caplog.records == []
+
+
+@pytest.mark.anyio
+async def test_delegation_outside_a_pod_without_kubeconfigs_is_off_and_a_broken_pod_warns(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import contextlib
+
+    from kcm.cli._secure_serving import _delegation_client
+
+    async with contextlib.AsyncExitStack() as stack:
+        assert await _delegation_client(None, {}, stack, "authentication") is None
+        pod = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+        # no service account token here: kube's warning, and the port stays undelegated
+        assert await _delegation_client(None, pod, stack, "authorization") is None
+    assert "failed to read in-cluster kubeconfig for delegated authorization" in caplog.text
