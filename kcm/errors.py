@@ -33,6 +33,7 @@ types in exactly one place (``kcm.client``), so callers never see an httpx excep
     ├── CacheSyncTimeoutError       a controller's caches did not sync in time (a TimeoutError)
     ├── GracefulShutdownTimeout     a manager's shutdown outlived its grace period (a TimeoutError)
     ├── LeaderElectionLost          this process lost (or never held) the leader lease
+    ├── MissingExtra                an optional dependency is not installed (an ImportError)
     └── CloudProviderError          a cloud provider's sentinel errors (kcm.cloudprovider)
         ├── CloudNotImplemented     the provider does not implement this call (Go's NotImplemented)
         ├── InstanceNotFound        the cloud has no instance for the node
@@ -69,6 +70,7 @@ __all__ = [
     "KcmError",
     "LeaderElectionLost",
     "MethodNotAllowed",
+    "MissingExtra",
     "NotFound",
     "RequestTimeout",
     "ResourceExpired",
@@ -353,6 +355,24 @@ class AlreadyOwnedError(KcmError):
         super().__init__(message)
         self.existing = existing
         self.object_name = object_name
+
+
+class MissingExtra(KcmError, ImportError):
+    """A feature needs an optional dependency that is not installed; the message is one line
+    that names the extra to install (``... needs kcm[server]: pip install 'pykcm[server]'``).
+
+    Also a builtin :class:`ImportError`, so code that probes for an optional module with
+    ``except ImportError`` keeps working.
+
+    Attributes:
+        extra: the extra that provides the module (``server``).
+        module: the module that could not be imported.
+    """
+
+    def __init__(self, message: str, *, extra: str, module: str) -> None:
+        super().__init__(message, name=module)
+        self.extra = extra
+        self.module = module
 
 
 class ShutDown(KcmError):

@@ -76,11 +76,12 @@ def model_names() -> list[str]:
     """
     import kcm.models
 
-    eager = vars(kcm.models)
+    # Not "what is in the module's namespace now": a lazy name lands there once accessed.
+    lazy = kcm.models._LAZY
     return sorted(
         name
         for name in kcm.models.__all__
-        if name in eager and _hand_written(getattr(eager[name], "__module__", ""))
+        if name not in lazy and _hand_written(getattr(kcm.models, name).__module__)
     )
 
 

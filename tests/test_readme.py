@@ -40,7 +40,7 @@ def test_quickstart_has_exactly_the_two_setup_commands() -> None:
     blocks = sh_blocks()
     setup = [b for b in blocks if "pip install" in b]
     assert setup == [
-        "pip install . && kcm",
+        "pip install '.[cli]' && kcm",
         "pip install -e '.[test,docs]' && python -m pytest",
     ]
     ci = (ROOT / ".ci" / "run").read_text()
@@ -63,7 +63,7 @@ def test_readme_kubectl_lines_work_against_kcm(tmp_path: Path) -> None:
     ``~/.local/share/kcm`` is this test's), then the README's second-terminal lines verbatim
     in bash. Only ``--secure-port=0`` is added: the default health port could be taken on a
     shared test machine."""
-    (run_kcm,) = [b for b in sh_blocks() if b.startswith("pip install . &&")]
+    (run_kcm,) = [b for b in sh_blocks() if b.startswith("pip install '.[cli]' &&")]
     assert run_kcm.endswith("&& kcm")
     (session,) = [b for b in sh_blocks() if "kubectl" in b]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE", "XDG_"))}

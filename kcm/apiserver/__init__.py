@@ -5,6 +5,11 @@ kcm client, the official ``kubernetes`` client and ``kubectl`` work against it u
 See docs/apiserver.md for what it implements and how it differs from kube-apiserver.
 """
 
+from kcm._extras import require
+
+for _module in ("hypercorn", "cryptography", "jwt"):  # one line naming the extra, not a traceback
+    require(_module, extra="server", feature="the embedded API server (kcm.apiserver)")
+
 from ._admission import DEFAULT_PLUGINS as DEFAULT_ADMISSION_PLUGINS
 from ._admission import AdmissionConfigError as AdmissionConfigError
 from ._admission import enabled_plugins as enabled_admission_plugins

@@ -47,6 +47,9 @@ from ._watch import WatchOptions, WatchStream
 __all__ = ["App"]
 
 log = logging.getLogger(__name__)
+audit = logging.getLogger("kcm.apiserver.audit")
+"""One DEBUG line per request: user, verb, path, status code, user agent (kube-apiserver's
+httplog); off unless that logger is at DEBUG."""
 
 _encode = msgspec.json.encode
 _HEALTH = ("healthz", "readyz", "livez")
@@ -152,11 +155,14 @@ class App:
         long-running request), then authorization (403), then the handler. Errors become a
         Status (a bug a 500)."""
         started = False
+        code = 0
+        who: Requester | None = None
 
         async def send(message: MutableMapping[str, Any]) -> None:
-            nonlocal started
+            nonlocal started, code
             if message["type"] == "http.response.start":
                 started = True
+                code = message.get("status", 0)
             await raw_send(message)
 
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
@@ -191,6 +197,16 @@ class App:
         finally:
             if slot:
                 self.inflight.release(method)
+            if audit.isEnabledFor(logging.DEBUG):
+                audit.debug(
+                    "user=%s verb=%s uri=%s code=%d agent=%s",
+                    who.name if who is not None else "-",
+                    method,
+                    scope["path"]
+                    + ("?" + scope["query_string"].decode() if scope["query_string"] else ""),
+                    code,
+                    user_agent,
+                )
 
     def _exempt(self, who: Requester) -> bool:
         """``system:masters`` is never refused for load (kube's max-in-flight filter), but only

@@ -23,6 +23,12 @@ from kcm.simulation import SimulationConfig
 
 from ._admission_flags import add_admission_flags, admission_plugins_from
 from ._cloud import add_cloud_flags
+from ._kube_flags import (
+    KUBE_DEFAULT_CONTROLLERS,
+    add_compatibility_flags,
+    add_feature_gates_flag,
+    compatibility_flags_given,
+)
 from ._serving_flags import add_logging_flags, add_serving_flags, serving_from
 from ._settings import RunSettings
 from ._values import (
@@ -38,6 +44,9 @@ from ._values import (
 __all__ = ["build_run_parser", "default_data_dir", "parse_run_args"]
 
 RESOURCE_LOCKS = ("leases", "configmapsleases")
+KCM_LEASE = "kcm"
+"""kcm's default lease name (kube-system/kcm); kube-controller-manager's is its own name."""
+KUBE_LEASE = "kube-controller-manager"
 
 _SIM = SimulationConfig()
 
@@ -156,6 +165,7 @@ def build_run_parser(prog: str = "kcm run") -> argparse.ArgumentParser:
     _add_embedded_flags(parser)
     _add_simulation_flags(parser)
     _add_output_flags(parser)
+    add_compatibility_flags(parser, _bool_flag)  # last: only flags no group above defines
     return parser
 
 
@@ -178,6 +188,15 @@ def _add_connection_flags(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="client burst (default 30)",
     )
+    _bool_flag(
+        conn,
+        "--use-service-account-credentials",
+        default=False,
+        dest="use_service_account_credentials",
+        help="each controller talks as its own ServiceAccount, kube-system/<name>-controller "
+        "(created if missing; a TokenRequest token, renewed), as kube-controller-manager's "
+        "(default false: every controller uses kcm's own credentials)",
+    )
 
 
 def _add_controller_flags(parser: argparse.ArgumentParser) -> None:
@@ -194,6 +213,7 @@ def _add_controller_flags(parser: argparse.ArgumentParser) -> None:
         "comma-separated or repeated (default '*')",
     )
     parser.set_defaults(controllers=["*"])
+    add_feature_gates_flag(ctl)
     _add_registry_flags(ctl)
     _bool_flag(
         ctl,
@@ -271,9 +291,18 @@ def _add_leader_election_flags(parser: argparse.ArgumentParser) -> None:
     )
     le.add_argument(
         "--leader-elect-resource-name",
-        default="kube-controller-manager",
+        default=KCM_LEASE,
         metavar="NAME",
-        help="lock name (default kube-controller-manager)",
+        help=f"lock name (default {KCM_LEASE}: kcm's own, so it never takes over a running "
+        "kube-controller-manager's lease; kube-controller-manager to replace it)",
+    )
+    _bool_flag(
+        le,
+        "--leader-elect-allow-fewer-controllers",
+        default=False,
+        dest="allow_fewer_controllers",
+        help="take the kube-controller-manager lease although fewer controllers are enabled "
+        "than kube-controller-manager runs by default (default false: a usage error naming them)",
     )
     le.add_argument(
         "--leader-elect-resource-namespace",
@@ -418,6 +447,8 @@ def _convert(action: argparse.Action, key: str, value: Any) -> Any:
     if action.dest == "controllers_flag":
         items = value if isinstance(value, list) else str(value).split(",")
         return [str(item).strip() for item in items if str(item).strip()]
+    if action.dest == "feature_gates" and isinstance(value, dict):  # {Name: true} as YAML
+        value = ",".join(f"{k}={str(v).lower()}" for k, v in value.items())
     if action.const is False and action.nargs == 0:  # --no-simulation: true turns it off
         return False if parse_bool(str(value)) else None
     if isinstance(value, list | dict) or value is None:
@@ -539,14 +570,34 @@ def _explicit_booleans(parser: argparse.ArgumentParser, argv: Sequence[str]) -> 
     return out
 
 
+def _check_lease_takeover(args: argparse.Namespace, enabled: list[str]) -> None:
+    """Taking kube-controller-manager's lease replaces it: with fewer of its default
+    controllers enabled, the cluster would silently lose some. A usage error unless
+    ``--leader-elect-allow-fewer-controllers`` confirms it."""
+    if not args.leader_elect or args.leader_elect_resource_name != KUBE_LEASE:
+        return
+    missing = sorted(KUBE_DEFAULT_CONTROLLERS - set(enabled))
+    if missing and not args.allow_fewer_controllers:
+        raise ValueError(
+            f"--leader-elect-resource-name={KUBE_LEASE} takes over from kube-controller-manager, "
+            f"but {len(missing)} of the controllers it runs by default would not run here "
+            f"({', '.join(missing)}); enable them with --controllers, use kcm's own lease "
+            f"(--leader-elect-resource-name={KCM_LEASE}), or confirm with "
+            "--leader-elect-allow-fewer-controllers"
+        )
+
+
 def _settings_from(args: argparse.Namespace) -> RunSettings:
     enabled, workers, options = _controller_settings(args)
+    _check_lease_takeover(args, enabled)
     return RunSettings(
         kubeconfig=args.kubeconfig,
         master=args.master,
         kube_api_qps=args.kube_api_qps,
         kube_api_burst=args.kube_api_burst,
+        use_service_account_credentials=args.use_service_account_credentials,
         controllers=tuple(enabled),
+        feature_gates=dict(args.feature_gates),
         workers=workers,
         controller_options=options,
         cloud_provider=args.cloud_provider,
@@ -571,6 +622,7 @@ def _settings_from(args: argparse.Namespace) -> RunSettings:
         verbosity=args.verbosity,
         logging_format=args.logging_format,
         status_view=args.status_view,
+        ignored_flags=compatibility_flags_given(args),
     )
 
 

@@ -12,8 +12,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from kcm.errors import MissingExtra
+
 from .._version import __version__
-from . import _apiserver
+from . import _apiserver, _completion
 from ._values import UsageErrorParser
 
 
@@ -32,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     _apiserver.add_parser(subparsers)
+    _completion.add_parser(subparsers)
     subparsers.add_parser(
         "cloud-controller-manager",
         help="run the cloud controllers on a cloud provider plugin (kcm cloud-controller-manager "
@@ -51,10 +54,21 @@ def _run(argv: Sequence[str], prog: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``kcm`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit code.
 
+    A missing optional dependency (a base install without ``kcm[cli]``) is one line on
+    stderr naming the extra, and exit status 1.
+
     Raises:
         SystemExit: 0 after ``--help``/``--version``; 2 on a usage error.
     """
     args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _dispatch(args)
+    except MissingExtra as exc:  # a plain install without kcm[cli]: say what to install
+        print(f"kcm: error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _dispatch(args: list[str]) -> int:
     if not args or (args[0].startswith("-") and args[0] != "--version"):
         return _run(args, "kcm")
     if args[0] == "run":

@@ -9,6 +9,7 @@ against a real cluster.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import importlib.util
 import logging
@@ -23,8 +24,6 @@ import anyio
 import msgspec
 from prometheus_client import CollectorRegistry
 
-from kcm.apiserver import DataDirLock, DataDirLocked
-
 from .._version import __version__
 from ._api_wait import probe_api_server, wait_for_api_server
 from ._cloud import cloud_provider_name, load_cloud
@@ -38,7 +37,12 @@ from ._secure_serving import (
 from ._settings import RunSettings
 from ._tracing import start_tracing
 
-__all__ = ["DataDirLocked", "run", "serve"]
+__all__ = [
+    "log_ignored_flags",
+    "run",
+    "serve",
+    "warn_if_kube_controller_manager_leads",
+]
 
 logger = logging.getLogger("kcm.cli")
 
@@ -47,6 +51,21 @@ STOP_SIGNALS = tuple(
 )
 """What stops kcm gracefully: kube-controller-manager's SIGINT and SIGTERM, plus SIGHUP (a
 closed terminal), so a laptop session that ends still releases the lease."""
+
+
+SERVICE_ACCOUNT_DIR_ENV = "KCM_SERVICE_ACCOUNT_DIR"
+"""Where the in-cluster ServiceAccount token, ca.crt and namespace are (default
+``/var/run/secrets/kubernetes.io/serviceaccount``, as client-go's)."""
+
+
+def __getattr__(name: str) -> Any:
+    """``DataDirLocked`` (kcm.apiserver's), imported when asked for: ``kcm --help`` works
+    without the ``server`` extra."""
+    if name == "DataDirLocked":
+        from kcm.apiserver import DataDirLocked
+
+        return DataDirLocked
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _locked_hint(data_dir: Path) -> str:
@@ -60,6 +79,8 @@ def _locked_hint(data_dir: Path) -> str:
 @contextlib.contextmanager
 def _lock_data_dir(data_dir: Path) -> Iterator[None]:
     """Hold the data directory as the embedded server does (its lock, kcm's advice)."""
+    from kcm.apiserver import DataDirLock, DataDirLocked
+
     try:
         lock = DataDirLock(data_dir)
     except DataDirLocked as exc:
@@ -78,8 +99,10 @@ def _client_config(settings: RunSettings, environ: Mapping[str, str]) -> Any:
         config = load_kubeconfig(environ["KUBECONFIG"].split(os.pathsep))
     elif settings.master:
         config = ClientConfig(server=settings.master, source="--master")
-    else:
-        config = in_cluster_config()
+    else:  # a pod: the mounted ServiceAccount (KCM_SERVICE_ACCOUNT_DIR moves the mount)
+        config = in_cluster_config(
+            environ=environ, service_account_dir=environ.get(SERVICE_ACCOUNT_DIR_ENV) or None
+        )
     if settings.master:
         config = msgspec.structs.replace(config, server=settings.master)
     return config
@@ -131,7 +154,8 @@ def _banner(out: TextIO, server_url: str, settings: RunSettings, simulate: bool)
 
 class _ControllerView:
     """The manager as one controller sees it: everything shared (factory, clock, registry,
-    events, ``add``) except :attr:`client`, which is the controller's own.
+    events, ``add``) except :attr:`client`, which is the controller's own, and with
+    :attr:`feature_gates` (``--feature-gates``).
 
     kube-controller-manager builds one client per controller, each with its own
     ``--kube-api-qps``/``--kube-api-burst`` rate limiter and user agent, so a controller that
@@ -139,9 +163,10 @@ class _ControllerView:
     ReplicaSet creating hundreds of pods) never delays another one's writes.
     """
 
-    def __init__(self, manager: Any, client: Any) -> None:
+    def __init__(self, manager: Any, client: Any, feature_gates: Any = None) -> None:
         self._manager = manager
         self.client = client
+        self.feature_gates = feature_gates  # kcm.controllerkit.feature_gates reads it
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._manager, name)
@@ -163,8 +188,16 @@ async def _add_controllers(
     Raises:
         ConfigError: a controller's flag value is unusable (kube-controller-manager exits).
     """
+    from kcm.controllerkit import FeatureGates
     from kcm.controllers import CONTROLLERS, ControllerDisabled
     from kcm.errors import ConfigError
+
+    gates = FeatureGates(settings.feature_gates)
+    tokens = None
+    if settings.use_service_account_credentials:
+        from ._identities import ServiceAccountTokens
+
+        tokens = ServiceAccountTokens(await _client(stack, config, "controller-client-builder"))
 
     failed: list[str] = []
     workers = settings.workers or {}
@@ -186,10 +219,10 @@ async def _add_controllers(
             logger.error("Skipping controller %s: %s", name, exc)
             failed.append(name)
             continue
-        client = await _client(stack, config, f"{name}-controller")
+        client = await _controller_client(stack, config, name, tokens)
         try:
             ignored = spec.add_to_manager(
-                _ControllerView(manager, client),
+                _ControllerView(manager, client, gates),
                 workers=workers.get(name, spec.default_workers),
                 **dict(options.get(name, {})),
                 **extra,
@@ -253,14 +286,44 @@ async def serve(
 
 
 async def _client(
-    stack: contextlib.AsyncExitStack, config: Any, component: str, **changes: Any
+    stack: contextlib.AsyncExitStack,
+    config: Any,
+    component: str,
+    *,
+    token_source: Any = None,
+    user: str = "",
+    **changes: Any,
 ) -> Any:
-    """A new ApiClient on ``config`` for ``component`` (its user agent), closed with ``stack``."""
+    """A new ApiClient on ``config`` for ``component`` (its user agent, with ``/user`` appended
+    as kube's ``AddUserAgent``), closed with ``stack``; ``token_source`` replaces the config's
+    credentials."""
     from kcm.client import ApiClient
 
-    agent = f"kcm/{__version__} ({component})"
+    agent = f"kcm/{__version__} ({component})" + (f"/{user}" if user else "")
     return await stack.enter_async_context(
-        ApiClient(msgspec.structs.replace(config, user_agent=agent, **changes))
+        ApiClient(
+            msgspec.structs.replace(config, user_agent=agent, **changes),
+            token_source=token_source,
+        )
+    )
+
+
+async def _controller_client(
+    stack: contextlib.AsyncExitStack, config: Any, name: str, tokens: Any
+) -> Any:
+    """Controller ``name``'s own client: kcm's credentials, or with
+    ``--use-service-account-credentials`` (``tokens``) its ServiceAccount's, as kube's."""
+    from ._identities import ROOT_CONTROLLERS, anonymous, client_name
+
+    if tokens is None or name in ROOT_CONTROLLERS:
+        return await _client(stack, config, f"{name}-controller")
+    account = client_name(name)
+    return await _client(
+        stack,
+        anonymous(config),
+        f"{name}-controller",
+        token_source=tokens.source(account),
+        user=f"system:serviceaccount:kube-system:{account}",
     )
 
 
@@ -276,7 +339,7 @@ async def _connect(
     """The client configuration (with the QPS flags) and the server URL: the embedded
     server's, started here, or the cluster's."""
     if embedded:
-        from kcm.apiserver import ApiServer
+        from kcm.apiserver import ApiServer, DataDirLocked
         from kcm.client import load_kubeconfig_dict
 
         secure = not settings.apiserver_insecure_http
@@ -344,6 +407,37 @@ async def _release_stale_lease(config: Any, settings: RunSettings) -> None:
         )
 
 
+async def warn_if_kube_controller_manager_leads(client: Any, settings: RunSettings) -> bool:
+    """Log a warning when kube-controller-manager's own lease is held and fresh while kcm runs
+    on its own lease: both managers then lead at once and their controllers act on the same
+    objects. Returns whether it warned (an unreadable lease is no warning)."""
+    from kcm.errors import KcmError
+    from kcm.models import Lease
+
+    if settings.resource_name == "kube-controller-manager":
+        return False
+    try:
+        lease = await client.api(Lease, namespace="kube-system").get("kube-controller-manager")
+    except KcmError:
+        return False
+    spec = lease.spec
+    if spec is None or not spec.holder_identity or spec.renew_time is None:
+        return False
+    expires = spec.renew_time.timestamp() + (spec.lease_duration_seconds or 15)
+    if expires < client.clock.now().timestamp():
+        return False
+    logger.warning(
+        "kube-controller-manager is running (kube-system/kube-controller-manager is held by %s): "
+        "kcm leads on its own lease %s/%s, so both run controllers on the same objects; stop "
+        "kube-controller-manager, run kcm only with controllers it lacks, or share its lease "
+        "with --leader-elect-resource-name=kube-controller-manager",
+        spec.holder_identity,
+        settings.resource_namespace,
+        settings.resource_name,
+    )
+    return True
+
+
 async def _leader_election(
     settings: RunSettings, config: Any, stack: contextlib.AsyncExitStack
 ) -> Any:
@@ -354,6 +448,7 @@ async def _leader_election(
     if not settings.leader_elect:
         return None
     client = await _client(stack, config, "leader-election")
+    await warn_if_kube_controller_manager_leads(client, settings)
     return LeaderElectionOptions(
         name=settings.resource_name,
         namespace=settings.resource_namespace,
@@ -405,6 +500,7 @@ async def _serve(
     from kcm.runtime import Manager
 
     env = os.environ if environ is None else environ
+    log_ignored_flags(settings)
     embedded = settings.embedded(env)
     log_accepted_flags(settings.serving.accepted)
     simulate = settings.simulating(embedded=embedded)
@@ -438,6 +534,13 @@ async def _serve(
         )
         if cloud is not None:
             cloud.initialize(manager.client, manager.factory)
+        if embedded and settings.use_service_account_credentials:
+            # the embedded server's RBAC has kube's roles only, which refuse kcm's PATCHes
+            logger.warning(
+                "--use-service-account-credentials has no effect in embedded mode: the "
+                "controllers use kcm's own credentials (see docs/kcm.md, controller identities)"
+            )
+            settings = dataclasses.replace(settings, use_service_account_credentials=False)
         failed = await _add_controllers(manager, settings, config, stack, cloud)
         started = [n for n in settings.controllers if n not in failed]
         add_controller_checks(manager, started)
@@ -472,6 +575,12 @@ async def _serve(
         return received
 
 
+def log_ignored_flags(settings: RunSettings) -> None:
+    """One line per kube-controller-manager flag given that kcm accepts without effect."""
+    for flag in settings.ignored_flags:
+        logger.info("flag %s is accepted for compatibility and has no effect in kcm", flag)
+
+
 def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:
     """The one real error inside nested exception groups (else the group itself)."""
     leaves: list[BaseException] = []
@@ -501,6 +610,7 @@ def run(settings: RunSettings, *, environ: Mapping[str, str] | None = None) -> i
     """``kcm run``: configure logging, serve until SIGINT/SIGTERM, and return the exit code
     (0 after a signal and a clean shutdown; 1 when the manager fails, leadership is lost or
     the shutdown does not finish within the manager's grace period)."""
+    from kcm.apiserver import DataDirLocked  # kcm[server]; --help parses without it
     from kcm.errors import ConfigError, GracefulShutdownTimeout, LeaderElectionLost
 
     view = settings.status_view == "on" or (settings.status_view == "auto" and sys.stdout.isatty())

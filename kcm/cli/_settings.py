@@ -25,14 +25,18 @@ class RunSettings:
     without ``--cloud-provider`` (then ``local`` when embedded, else ``external``),
     ``simulate`` is None when neither ``--simulate`` nor ``--no-simulation`` was given
     (then it follows :meth:`embedded`), and ``bind_address`` is None without
-    ``--bind-address`` (then :meth:`health_bind_address` picks by mode).
+    ``--bind-address`` (then :meth:`health_bind_address` picks by mode). ``feature_gates``
+    holds the gates ``--feature-gates`` set; ``ignored_flags`` the kube-controller-manager
+    flags given that kcm accepts without effect (logged at startup).
     """
 
     kubeconfig: str | None = None
     master: str | None = None
     kube_api_qps: float = 20.0
     kube_api_burst: int = 30
+    use_service_account_credentials: bool = False
     controllers: tuple[str, ...] = ()
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)
     workers: Mapping[str, int] | None = None
     controller_options: Mapping[str, Mapping[str, Any]] | None = None
     cloud_provider: str | None = None
@@ -43,7 +47,7 @@ class RunSettings:
         default_factory=lambda: LeaderElectionConfig(release_on_cancel=True)
     )
     resource_lock: str = "leases"
-    resource_name: str = "kube-controller-manager"
+    resource_name: str = "kcm"
     resource_namespace: str = "kube-system"
     bind_address: str | None = None
     secure_port: int = 10257
@@ -57,6 +61,7 @@ class RunSettings:
     verbosity: int = 0
     logging_format: str = "text"
     status_view: str = "auto"
+    ignored_flags: tuple[str, ...] = ()
 
     @property
     def kubeconfig_path(self) -> Path:

@@ -9,20 +9,19 @@ variables). Spans: each reconcile, and each API request as its child.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from kcm._extras import require
 from kcm.errors import ConfigError
 
 __all__ = ["TracingConfig", "load_tracing_config", "start_tracing"]
 
 _KIND = "TracingConfiguration"
 _FIELDS = {"apiVersion", "kind", "endpoint", "samplingRatePerMillion"}
-_INSTALL = "tracing needs OpenTelemetry: pip install 'kcm[otel]'"
 
 
 class TracingConfig:
@@ -64,19 +63,19 @@ def start_tracing(config_file: str | None, environ: Mapping[str, str]) -> tuple[
     ``(None, None)`` when tracing is off.
 
     Raises:
-        ConfigError: a bad config file, or tracing asked for without OpenTelemetry installed.
+        ConfigError: a bad config file.
+        MissingExtra: tracing asked for without OpenTelemetry (``kcm[otel]``) installed.
     """
     exporter_name = environ.get("OTEL_TRACES_EXPORTER", "none").strip().lower()
     config = load_tracing_config(config_file) if config_file else None
     if config is None and exporter_name in ("", "none"):
         return None, None
-    try:
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
-        from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
-    except ImportError as exc:
-        raise ConfigError(_INSTALL) from exc
+    require("opentelemetry.sdk.trace", extra="otel", feature="tracing")
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+
     resource = Resource.create({"service.name": "kcm"})
     if config is not None:
         sampler = ParentBased(TraceIdRatioBased(config.sampling_rate_per_million / 1_000_000))
@@ -91,8 +90,9 @@ def start_tracing(config_file: str | None, environ: Mapping[str, str]) -> tuple[
 
 def _otlp(**kwargs: Any) -> Any:
     # imported by name: the exporter (and grpcio) come with kcm[otel] only, not the test extra
-    try:
-        module = importlib.import_module("opentelemetry.exporter.otlp.proto.grpc.trace_exporter")
-    except ImportError as exc:
-        raise ConfigError(f"{_INSTALL} (the OTLP exporter is missing)") from exc
+    module = require(
+        "opentelemetry.exporter.otlp.proto.grpc.trace_exporter",
+        extra="otel",
+        feature="tracing to an OTLP collector",
+    )
     return module.OTLPSpanExporter(**kwargs)

@@ -20,6 +20,7 @@ from ._api import Api as Api
 from ._api import PatchType as PatchType
 from ._auth import ExecCredential as ExecCredential
 from ._auth import KubeAuth as KubeAuth
+from ._auth import TokenSource as TokenSource
 from ._client import ApiClient as ApiClient
 from ._config import ClientConfig as ClientConfig
 from ._config import ExecConfig as ExecConfig
@@ -52,6 +53,7 @@ __all__ = [
     "RequestMetrics",
     "RetryPolicy",
     "TokenBucket",
+    "TokenSource",
     "WatchStream",
     "in_cluster_config",
     "json_patch",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import os
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,7 +24,11 @@ from kcm.errors import ConfigError
 
 from ._config import ClientConfig, ExecConfig
 
-__all__ = ["ExecCredential", "KubeAuth", "build_auth", "run_exec_plugin"]
+__all__ = ["ExecCredential", "KubeAuth", "TokenSource", "build_auth", "run_exec_plugin"]
+
+TokenSource = Callable[[bool], Awaitable[str]]
+"""An async bearer-token provider, called with ``force`` (True after a 401: a fresh token).
+kube-controller-manager's per-controller ServiceAccount tokens come from one."""
 
 _TOKEN_FILE_RECHECK = 1.0  # seconds between stat() calls on a token file
 
@@ -151,9 +155,16 @@ class KubeAuth(httpx.Auth):
         until its ``expirationTimestamp`` (exec) or until the token file changes.
     """
 
-    def __init__(self, config: ClientConfig, *, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(
+        self,
+        config: ClientConfig,
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+        token_source: TokenSource | None = None,
+    ) -> None:
         self._config = config
         self._clock = clock
+        self._token_source = token_source
         self._lock = anyio.Lock()
         self._static: str | None = None
         if config.token:
@@ -168,7 +179,11 @@ class KubeAuth(httpx.Auth):
 
     @property
     def refreshable(self) -> bool:
-        return bool(self._config.exec or (self._config.token_file and not self._config.token))
+        return bool(
+            self._token_source
+            or self._config.exec
+            or (self._config.token_file and not self._config.token)
+        )
 
     async def exec_credential(self, *, force: bool = False) -> ExecCredential | None:
         """The cached exec credential, re-running the plugin if forced or expired."""
@@ -217,6 +232,8 @@ class KubeAuth(httpx.Auth):
 
     async def header(self, *, force: bool = False) -> str | None:
         """The ``Authorization`` header value to send (None: no credentials)."""
+        if self._token_source is not None:
+            return f"Bearer {await self._token_source(force)}"
         if self._static:
             return self._static
         if self._config.exec is not None:
@@ -239,8 +256,13 @@ class KubeAuth(httpx.Auth):
                 yield request
 
 
-def build_auth(config: ClientConfig, *, clock: Clock = SYSTEM_CLOCK) -> KubeAuth | None:
-    """The auth flow for ``config``, or None when it carries no header credentials."""
+def build_auth(
+    config: ClientConfig, *, clock: Clock = SYSTEM_CLOCK, token_source: TokenSource | None = None
+) -> KubeAuth | None:
+    """The auth flow for ``config`` (or ``token_source``, which replaces its credentials), or
+    None when it carries no header credentials."""
+    if token_source is not None:
+        return KubeAuth(config, clock=clock, token_source=token_source)
     if config.token or config.token_file or config.exec or config.username is not None:
         return KubeAuth(config, clock=clock)
     return None

@@ -22,7 +22,7 @@ import msgspec
 from kcm.clock import SYSTEM_CLOCK, Clock, move_on_after
 from kcm.errors import ConnectionFailed, RequestTimeout, TlsVerificationFailed, TransportError
 
-from ._auth import KubeAuth, build_auth
+from ._auth import KubeAuth, TokenSource, build_auth
 from ._config import ClientConfig
 from ._discovery import Discovery
 from ._errors import error_from_response, map_http_errors, parse_retry_after
@@ -72,6 +72,9 @@ class ApiClient:
         clock: time source for the rate limiter, retries, watch idle timeouts, token expiry.
         retry: the retry policy for non-watch requests.
         max_connections: connection pool size.
+        token_source: an async ``(force) -> token`` giving the bearer token of every request
+            instead of the config's credentials (``force`` after a 401); what
+            kube-controller-manager's ``--use-service-account-credentials`` clients use.
 
     Guarantees:
         Safe to share between any number of tasks. Requests wait for the client-side token
@@ -86,8 +89,10 @@ class ApiClient:
         clock: Clock = SYSTEM_CLOCK,
         retry: RetryPolicy | None = None,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        token_source: TokenSource | None = None,
     ) -> None:
         self.config = config
+        self._token_source = token_source
         self.clock = clock
         self.retry = retry or RetryPolicy()
         self._transport = transport
@@ -110,7 +115,7 @@ class ApiClient:
     # ---------------------------------------------------------------- lifecycle
 
     async def __aenter__(self) -> Self:
-        self._auth = build_auth(self.config, clock=self.clock)
+        self._auth = build_auth(self.config, clock=self.clock, token_source=self._token_source)
         transport = self._transport
         if transport is None:
             cert = key = None

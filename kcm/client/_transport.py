@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import sniffio
 
+from kcm._extras import require
 from kcm.errors import ConfigError
 
 from ._config import ClientConfig
@@ -181,6 +182,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         proxy: str | None = None,
         server_hostname: str | None = None,
     ) -> None:
+        require("aiohttp", extra="aiohttp", feature="the aiohttp transport")
         self._ssl = ssl_context
         self._limit = max_connections
         self._proxy = proxy

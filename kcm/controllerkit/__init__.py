@@ -44,6 +44,8 @@ pieces. The families:
   protection and ephemeral volume controllers.
 * **Bootstrap tokens**: :func:`bootstrap_token_id`, :func:`bootstrap_token_expiration` and
   :func:`secret_text` for the bootstrap signer and the token cleaner.
+* **Feature gates**: :func:`feature_gates` (``--feature-gates`` as the manager a controller
+  was added to holds them; 1.24's defaults otherwise), :class:`FeatureGates`.
 * **Small shared answers**: :func:`is_namespace_terminating` (a create refused by a
   terminating namespace), :func:`error_text` (an error in an event, as Go prints it),
   :func:`finished_condition`/:func:`is_finished` (Jobs), :func:`safe_encode_string` (hashes as
@@ -89,6 +91,10 @@ from ._error_text import error_text as error_text
 from ._expectations import EXPECTATIONS_TIMEOUT as EXPECTATIONS_TIMEOUT
 from ._expectations import ControllerExpectations as ControllerExpectations
 from ._expectations import UIDTrackingControllerExpectations as UIDTrackingControllerExpectations
+from ._feature_gates import KNOWN_FEATURE_GATES as KNOWN_FEATURE_GATES
+from ._feature_gates import FeatureGate as FeatureGate
+from ._feature_gates import FeatureGates as FeatureGates
+from ._feature_gates import feature_gates as feature_gates
 from ._history import CONTROLLER_REVISION_HASH_LABEL as CONTROLLER_REVISION_HASH_LABEL
 from ._history import History as History
 from ._history import controller_revision_name as controller_revision_name
@@ -183,6 +189,7 @@ __all__ = [
     "CONTROLLER_REVISION_HASH_LABEL",
     "EXPECTATIONS_TIMEOUT",
     "HEADLESS_SERVICE_LABEL",
+    "KNOWN_FEATURE_GATES",
     "KUBELET_CLIENT_USAGES",
     "KUBELET_SERVING",
     "KUBELET_SERVING_USAGES",
@@ -215,6 +222,8 @@ __all__ = [
     "ControllerRefManager",
     "EndpointSet",
     "EndpointSliceTracker",
+    "FeatureGate",
+    "FeatureGates",
     "History",
     "LabelMatcher",
     "PodDeletions",
@@ -242,6 +251,7 @@ __all__ = [
     "ephemeral_claim_refusal",
     "equal_revision",
     "error_text",
+    "feature_gates",
     "find_equal_revisions",
     "find_port",
     "finished_condition",

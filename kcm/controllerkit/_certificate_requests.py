@@ -6,11 +6,14 @@ signer and the approver both check."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-from cryptography import x509
-from cryptography.x509.oid import NameOID
-
+from kcm._extras import require
 from kcm.models.certificates_v1 import CertificateSigningRequest
+
+if TYPE_CHECKING:
+    from cryptography import x509
 
 __all__ = [
     "KUBELET_CLIENT_USAGES",
@@ -43,10 +46,18 @@ KUBELET_CLIENT_USAGES = frozenset({"client auth", "digital signature", "key enci
 _NODE_PREFIX = "system:node:"
 
 
+def _x509() -> ModuleType:
+    """cryptography's X.509, imported on first use (the base install has no cryptography)."""
+    return require("cryptography.x509", extra="controllers", feature="reading certificate requests")
+
+
 def _names(request: x509.CertificateSigningRequest) -> x509.SubjectAlternativeName | None:
     try:
-        return request.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    except x509.ExtensionNotFound:
+        names: x509.SubjectAlternativeName = request.extensions.get_extension_for_class(
+            _x509().SubjectAlternativeName
+        ).value
+        return names
+    except _x509().ExtensionNotFound:
         return None
 
 
@@ -55,12 +66,15 @@ def _of(names: x509.SubjectAlternativeName | None, kind: type[x509.GeneralName])
 
 
 def _common_name(request: x509.CertificateSigningRequest) -> str:
-    found = request.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    found = request.subject.get_attributes_for_oid(_x509().oid.NameOID.COMMON_NAME)
     return str(found[0].value) if found else ""
 
 
 def _organizations(request: x509.CertificateSigningRequest) -> list[str]:
-    return [str(a.value) for a in request.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)]
+    return [
+        str(a.value)
+        for a in request.subject.get_attributes_for_oid(_x509().oid.NameOID.ORGANIZATION_NAME)
+    ]
 
 
 def _usage_list(usages: frozenset[str]) -> str:
@@ -75,11 +89,11 @@ def kubelet_serving_refusal(
     if _organizations(request) != ["system:nodes"]:
         return "subject organization is not system:nodes"
     names = _names(request)
-    if not _of(names, x509.DNSName) and not _of(names, x509.IPAddress):
+    if not _of(names, _x509().DNSName) and not _of(names, _x509().IPAddress):
         return "DNS or IP subjectAltName is required"
-    if _of(names, x509.RFC822Name):
+    if _of(names, _x509().RFC822Name):
         return "Email subjectAltNames are not allowed"
-    if _of(names, x509.UniformResourceIdentifier):
+    if _of(names, _x509().UniformResourceIdentifier):
         return "URI subjectAltNames are not allowed"
     if frozenset(usages) != KUBELET_SERVING_USAGES:
         return f"usages did not match {_usage_list(KUBELET_SERVING_USAGES)}"
@@ -96,13 +110,13 @@ def kubelet_client_refusal(
     if _organizations(request) != ["system:nodes"]:
         return "subject organization is not system:nodes"
     names = _names(request)
-    if _of(names, x509.DNSName):
+    if _of(names, _x509().DNSName):
         return "DNS subjectAltNames are not allowed"
-    if _of(names, x509.RFC822Name):
+    if _of(names, _x509().RFC822Name):
         return "Email subjectAltNames are not allowed"
-    if _of(names, x509.IPAddress):
+    if _of(names, _x509().IPAddress):
         return "IP subjectAltNames are not allowed"
-    if _of(names, x509.UniformResourceIdentifier):
+    if _of(names, _x509().UniformResourceIdentifier):
         return "URI subjectAltNames are not allowed"
     if not _common_name(request).startswith(_NODE_PREFIX):
         return "subject common name does not begin with system:node:"
@@ -121,7 +135,8 @@ def parse_certificate_request(pem: bytes | None) -> x509.CertificateSigningReque
     begin = text.find(b"-----BEGIN ")
     if begin < 0 or not text[begin:].startswith(b"-----BEGIN CERTIFICATE REQUEST-----"):
         raise ValueError("PEM block type must be CERTIFICATE REQUEST")
-    return x509.load_pem_x509_csr(text[begin:])
+    request: x509.CertificateSigningRequest = _x509().load_pem_x509_csr(text[begin:])
+    return request
 
 
 def _conditions(csr: CertificateSigningRequest) -> Sequence[object]:

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cryptography import x509
-
+from kcm._extras import require
 from kcm.client import ClientConfig
 from kcm.errors import ConfigError
 
@@ -29,6 +28,7 @@ def read_root_ca(path: str | Path) -> bytes:
     except OSError as exc:
         raise ConfigError(f"cannot read --root-ca-file: {exc}", path=str(path)) from exc
     try:
+        x509 = require("cryptography.x509", extra="controllers", feature="--root-ca-file")
         x509.load_pem_x509_certificates(data)
     except ValueError as exc:
         raise ConfigError(

@@ -28,6 +28,9 @@ from dataclasses import dataclass
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any
 
+from kcm._extras import extra_of, require
+from kcm.errors import MissingExtra
+
 if TYPE_CHECKING:
     from kcm.runtime import Manager
 
@@ -109,11 +112,23 @@ class ControllerSpec:
         """Import the controller's package.
 
         Raises:
+            kcm.errors.MissingExtra: an optional dependency is missing (an ImportError whose
+                one line names the extra to install).
             ImportError: the package is missing or fails to import (the message names the
                 controller and says how to run without it).
         """
         try:
             module = importlib.import_module(self.module)
+        except MissingExtra:
+            raise
+        except ImportError as exc:
+            extra = extra_of(exc.name or "")
+            if extra is not None:  # raises MissingExtra: the one line that names the extra
+                require(exc.name or "", extra=extra, feature=f"controller {self.name!r}")
+            raise ImportError(
+                f"controller {self.name!r} cannot be loaded ({self.module}: {exc}); "
+                f"run without it with --controllers=*,-{self.name}"
+            ) from exc
         except Exception as exc:
             raise ImportError(
                 f"controller {self.name!r} cannot be loaded ({self.module}: {exc}); "

@@ -23,6 +23,8 @@ from anyio.abc import TaskStatus
 from prometheus_client import CollectorRegistry, Metric
 from prometheus_client.exposition import choose_encoder
 
+from kcm._extras import require
+
 from ._delegated_auth import DelegatedAuth, Denied
 
 __all__ = ["HealthCheck", "HealthServer", "HealthzApp", "ServingOptions", "parse_address"]
@@ -291,7 +293,9 @@ class HealthServer:
 
         Raises:
             OSError: the address cannot be bound.
+            kcm.errors.MissingExtra: hypercorn (``kcm[server]``) is not installed.
         """
+        require("hypercorn", extra="server", feature="the manager's health and metrics server")
         sock = self._bind()
         try:
             host, port = sock.getsockname()[:2]

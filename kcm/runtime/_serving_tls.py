@@ -14,6 +14,7 @@ import ssl
 import tempfile
 from collections.abc import Sequence
 
+from kcm._extras import require
 from kcm.errors import ConfigError
 
 __all__ = ["self_signed_context", "serving_context"]
@@ -41,6 +42,7 @@ def serving_context(cert_file: str, key_file: str) -> ssl.SSLContext:
 def self_signed_context(host: str, names: Sequence[str] = ("localhost",)) -> ssl.SSLContext:
     """A server context on a fresh self-signed P-256 certificate for ``host`` and ``names``
     (kube's "Generated self-signed cert in-memory"; the key is never kept on disk)."""
+    require("cryptography.x509", extra="server", feature="the secure port's certificate")
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec

@@ -6,8 +6,12 @@ both, so tests and examples say ``ApiClient(client_config_for(server))``.
 
 from __future__ import annotations
 
-from kcm.apiserver import ApiServer
+from typing import TYPE_CHECKING
+
 from kcm.client import ClientConfig, load_kubeconfig_dict
+
+if TYPE_CHECKING:  # kcm.testing imports on a base install (FakeClock, eventually)
+    from kcm.apiserver import ApiServer
 
 __all__ = ["client_config_for"]
 

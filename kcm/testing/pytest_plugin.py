@@ -10,12 +10,14 @@ Fixtures are lazy: nothing starts unless a test asks for it.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import pytest
 
-from kcm.apiserver import ApiServer
-
 from ._clock import FakeClock
+
+if TYPE_CHECKING:  # imported by the fixture: pytest loads this plugin on a base install too
+    from kcm.apiserver import ApiServer
 
 __all__ = ["api_server", "fake_clock"]
 
@@ -32,7 +34,9 @@ async def api_server() -> AsyncIterator[ApiServer]:
 
     Runs on the test's anyio backend (asyncio or trio); starting one takes a few milliseconds.
     Use :func:`kcm.testing.client_config_for` for kcm's client and ``api_server.faults`` to
-    inject failures.
+    inject failures. Needs ``kcm[server]``.
     """
+    from kcm.apiserver import ApiServer
+
     async with ApiServer() as server:
         yield server

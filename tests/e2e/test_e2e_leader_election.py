@@ -13,7 +13,7 @@ from tests.e2e.e2e_harness import Kubectl, free_port, kcm_process, needs_kubectl
 
 pytestmark = needs_kubectl
 
-LEASE = ["get", "lease", "kube-controller-manager", "-n", "kube-system"]
+LEASE = ["get", "lease", "kcm", "-n", "kube-system"]
 SHORT_LEASE = [
     "--leader-elect-lease-duration=3s",
     "--leader-elect-renew-deadline=2s",

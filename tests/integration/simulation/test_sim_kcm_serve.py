@@ -132,7 +132,7 @@ async def test_embedded_kcm_serves_simulates_and_stops_cleanly(tmp_path: Path) -
                     with pytest.raises(httpx.ConnectError):
                         await http.get(f"https://{outside}:{port}/healthz")
             assert "leader_election_master_status" in metrics
-            lease = await client.api(Lease, namespace="kube-system").get("kube-controller-manager")
+            lease = await client.api(Lease, namespace="kube-system").get("kcm")
             assert lease.spec is not None
             assert lease.spec.holder_identity
         with (
@@ -150,7 +150,7 @@ async def test_embedded_kcm_serves_simulates_and_stops_cleanly(tmp_path: Path) -
         ApiServer(data_dir=data) as restarted,
         ApiClient(client_config_for(restarted)) as client,
     ):
-        lease = await client.api(Lease, namespace="kube-system").get("kube-controller-manager")
+        lease = await client.api(Lease, namespace="kube-system").get("kcm")
         assert lease.spec is not None
         assert lease.spec.holder_identity == ""
         assert (await client.api(Pod, namespace="default").get("hello")).status is not None
@@ -164,7 +164,7 @@ async def test_a_lease_left_by_a_crashed_kcm_is_released_at_start(tmp_path: Path
     ):
         await client.api(Lease, namespace="kube-system").create(
             Lease(
-                metadata=ObjectMeta(name="kube-controller-manager"),
+                metadata=ObjectMeta(name="kcm"),
                 spec=LeaseSpec(
                     holder_identity="crashed_1234",
                     lease_duration_seconds=15,
@@ -188,7 +188,7 @@ async def test_a_lease_left_by_a_crashed_kcm_is_released_at_start(tmp_path: Path
             leases = client.api(Lease, namespace="kube-system")
 
             async def taken_over() -> bool:
-                spec = (await leases.get("kube-controller-manager")).spec
+                spec = (await leases.get("kcm")).spec
                 return spec is not None and spec.holder_identity not in ("", "crashed_1234")
 
             # Well within the crashed holder's 15 s lease: it was released at start.

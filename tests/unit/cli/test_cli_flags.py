@@ -83,7 +83,7 @@ def test_defaults_follow_kube_controller_manager() -> None:
     assert le.release_on_cancel is True
     assert (s.resource_lock, s.resource_name, s.resource_namespace) == (
         "leases",
-        "kube-controller-manager",
+        "kcm",  # kcm's own lease, never kube-controller-manager's unless asked (lease safety)
         "kube-system",
     )
     assert (s.bind_address, s.secure_port) == (None, 10257)  # None: by mode (below)

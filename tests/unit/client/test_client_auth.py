@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from kcm.client import ApiClient, ExecConfig
+from kcm.client import ApiClient, ClientConfig, ExecConfig
 from kcm.errors import ConfigError, Unauthorized
 from kcm.models import Pod
 from kcm.testing import FakeClock
@@ -244,3 +244,22 @@ async def test_a_plugin_that_hangs_times_out() -> None:
     )
     with pytest.raises(ConfigError, match=r"did not finish within 0.3s"):
         await run_exec_plugin(cfg)
+
+
+async def test_a_token_source_replaces_the_credentials_and_refreshes_on_401(
+    server: Any,
+) -> None:
+    """``ApiClient(token_source=...)``: kube-controller-manager's per-controller tokens."""
+    calls: list[bool] = []
+
+    async def source(force: bool) -> str:
+        calls.append(force)
+        return f"t{len(calls)}"
+
+    server.responses.append(lambda r: UNAUTHORIZED)
+    server.add(200, POD)
+    config = ClientConfig(server="https://k8s.test:6443", qps=-1, token="ignored")
+    async with ApiClient(config, transport=httpx.MockTransport(server), token_source=source) as c:
+        await c.api(Pod, "ns").get("p")
+    assert auth_headers(server) == ["Bearer t1", "Bearer t2"]
+    assert calls == [False, True]

@@ -1,4 +1,4 @@
-"""deploy/cloud-controller-manager-rbac.yaml gives ``kcm cloud-controller-manager`` what it
+"""deploy/cloud-controller-manager/rbac.yaml gives ``kcm cloud-controller-manager`` what it
 needs and no more: the CCM runs as its ServiceAccount (a token user) on an API server that
 authorizes by RBAC, initialises a node, deletes a gone one and balances a Service without one
 Forbidden; the same identity cannot touch Pods or Secrets."""
@@ -32,7 +32,7 @@ from .cloud_harness import create_node, node
 
 pytestmark = pytest.mark.anyio
 
-MANIFEST = Path(__file__).resolve().parents[4] / "deploy" / "cloud-controller-manager-rbac.yaml"
+MANIFEST = Path(__file__).resolve().parents[4] / "deploy" / "cloud-controller-manager" / "rbac.yaml"
 USER = "system:serviceaccount:kube-system:cloud-controller-manager"
 GROUPS = "system:serviceaccounts,system:serviceaccounts:kube-system"
 
