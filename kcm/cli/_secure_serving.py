@@ -24,8 +24,11 @@ _UNCHECKED = frozenset({"serviceaccount-token"})
 
 
 def _ssl_context(serving: ServingSettings, host: str) -> Any:
+    from kcm.errors import ConfigError
     from kcm.runtime import self_signed_context, serving_context
 
+    if bool(serving.tls_cert_file) != bool(serving.tls_private_key_file):
+        raise ConfigError("--tls-cert-file and --tls-private-key-file go together")
     if serving.tls_cert_file and serving.tls_private_key_file:
         return serving_context(serving.tls_cert_file, serving.tls_private_key_file)
     if serving.cert_dir:

@@ -168,13 +168,8 @@ def add_logging_flags(group: Any) -> None:
 
 
 def serving_from(args: argparse.Namespace) -> ServingSettings:
-    """The serving settings of parsed flags.
-
-    Raises:
-        ValueError: only one of ``--tls-cert-file``/``--tls-private-key-file``.
-    """
-    if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
-        raise ValueError("--tls-cert-file and --tls-private-key-file go together")
+    """The serving settings of parsed flags (a TLS file without its pair is an error at
+    start, as kube's, not a usage error: :func:`~._secure_serving.serving_options`)."""
     accepted = tuple(
         flag
         for flag in (*_ACCEPTED_SERVING, *_ACCEPTED_LOGGING)
