@@ -24,12 +24,19 @@ from kcm.selectors import FieldSelector
 from ._authn import Authenticator
 from ._authz import check, check_impersonation, request_attributes
 from ._body import decode_object
+from ._compression import accepts_gzip, gzipping
 from ._discovery import Discovery
 from ._faults import Faults
 from ._http import Receive, Scope, Send, decode_body, read_body, respond
 from ._limits import InFlight, Limits, long_running
 from ._list import cache_read
 from ._metrics import METRICS_GROUP, serve_metrics
+from ._negotiation import (
+    Conversion,
+    negotiate,
+    partial_object_metadata,
+    partial_object_metadata_list,
+)
 from ._nesting import check_nesting, deeper_than, nesting_error
 from ._openapi import OpenApi
 from ._options import ListOptions, Params, delete_options, validate_write_options
@@ -155,6 +162,9 @@ class App:
         long-running request), then authorization (403), then the handler. Errors become a
         Status (a bug a 500)."""
         started = False
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        if limited and accepts_gzip(headers.get("accept-encoding", "")):
+            raw_send = gzipping(raw_send)  # never a long-running (streamed) response
         code = 0
         who: Requester | None = None
 
@@ -165,7 +175,6 @@ class App:
                 code = message.get("status", 0)
             await raw_send(message)
 
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         user_agent = headers.get("user-agent", "")
         method = scope["method"]
         slot = False
@@ -396,10 +405,13 @@ class App:
         if options.watch:
             await self._watch(request, send, receive, options)
             return
+        conversion = negotiate(request.accept)
         result = self.rest.list(t.res, t.ns, options)
-        if wants_table(request.accept):
+        if conversion is not None and conversion.table:
             include = request.query.get("includeObject", "Metadata")
             result = to_table(t.res, result, include, self.clock.now())
+        elif conversion is not None:
+            result = partial_object_metadata_list(t.res, result, conversion)
         await respond(send, 200, _encode(result))
 
     async def _metrics(self, request: _Request, send: Send, receive: Receive) -> None:
@@ -425,6 +437,7 @@ class App:
         """WATCH a collection, or one object (``/watch/.../NAME``: a field selector on its
         name)."""
         t = request.target
+        conversion = negotiate(request.accept)
         if options is None:
             options = ListOptions.parse(request.params, watch=True)
         if "watch" not in t.res.verbs:
@@ -440,7 +453,7 @@ class App:
             self.faults,
             bookmark_interval=self.bookmark_interval,
             user_agent=request.user_agent,
-            table=wants_table(request.accept),
+            conversion=conversion,
         )
         await stream.serve(send, receive, t.res, t.ns, matcher, WatchOptions.of(options))
 
@@ -484,17 +497,26 @@ class App:
             await self._connect(request, send)
             return
         ns, name = _object_key(t)
+        conversion = negotiate(request.accept)
         cache_read(self.store, request.query.get("resourceVersion", ""))
         obj = self.rest.get(t.res, ns, name, t.subresource)
         is_view = bool(t.subresource) and strategy_for(t.res).subresource(t.subresource).view
-        if wants_table(request.accept) and not is_view:
-            obj = to_table(
+        if conversion is not None and not is_view:
+            obj = self._convert_one(t, obj, conversion, request)
+        await respond(send, 200, _encode(obj))
+
+    def _convert_one(
+        self, t: Target, obj: dict[str, Any], conversion: Conversion, request: _Request
+    ) -> dict[str, Any]:
+        """One object as the Table or PartialObjectMetadata ``Accept`` asked for."""
+        if conversion.table:
+            return to_table(
                 t.res,
                 {"metadata": {}, "items": [obj]},
                 request.query.get("includeObject", "Metadata"),
                 self.clock.now(),
             )
-        await respond(send, 200, _encode(obj))
+        return partial_object_metadata(t.res, obj, conversion)
 
     async def _post(self, request: _Request, send: Send, receive: Receive) -> None:
         """POST on a subresource that acts (``pods/binding``, ``pods/eviction``,

@@ -22,6 +22,7 @@ from kcm.clock import Clock, move_on_after
 from ._faults import Faults
 from ._http import JSON, Receive, Send
 from ._list import parse_resource_version
+from ._negotiation import Conversion, partial_object_metadata
 from ._options import ListOptions
 from ._registry import Resource
 from ._status import StatusError
@@ -91,7 +92,7 @@ class WatchStream:
         *,
         bookmark_interval: float,
         user_agent: str,
-        table: bool,
+        conversion: Conversion | None = None,
     ) -> None:
         self.store = store
         self.present = present
@@ -99,7 +100,7 @@ class WatchStream:
         self.faults = faults
         self.bookmark_interval = bookmark_interval
         self.user_agent = user_agent
-        self.table = table
+        self.conversion = conversion
 
     async def serve(
         self,
@@ -195,15 +196,18 @@ class WatchStream:
 
             tg.start_soon(_disconnect)
             async with move_on_after(self.clock, options.timeout):
-                if backlog.error is not None:
-                    await self._write(send, backlog.error, None)
-                else:
-                    assert watch is not None
-                    if backlog.lines:
-                        await self._write(send, b"".join(backlog.lines), res)
-                    if options.bookmarks:
-                        tg.start_soon(self._bookmark_ticker, watch, options)
-                    await self._pump(send, watch, res)
+                try:
+                    if backlog.error is not None:
+                        await self._write(send, backlog.error, None)
+                    else:
+                        assert watch is not None
+                        if backlog.lines:
+                            await self._write(send, b"".join(backlog.lines), res)
+                        if options.bookmarks:
+                            tg.start_soon(self._bookmark_ticker, watch, options)
+                        await self._pump(send, watch, res)
+                except _Unconvertible:
+                    pass
             tg.cancel_scope.cancel()
 
     async def _pump(self, send: Send, watch: Watch, res: Resource) -> None:
@@ -255,9 +259,12 @@ class WatchStream:
         """One body chunk; a partitioned client's is held until the partition heals."""
         if self.faults.partitioned(self.user_agent) is not None:
             await self.faults.gate(self.user_agent)
-        if self.table and res is not None:
-            data = _tableize(res, data, self.clock.now())
+        ended = False
+        if self.conversion is not None and res is not None:
+            data, ended = _convert(res, data, self.conversion, self.clock.now())
         await send({"type": "http.response.body", "body": data, "more_body": True})
+        if ended:
+            raise _Unconvertible()
 
 
 def _bookmark(res: Resource, rv: int, *, initial_end: bool = False) -> bytes:
@@ -268,13 +275,28 @@ def _bookmark(res: Resource, rv: int, *, initial_end: bool = False) -> bytes:
     return b'{"type":"BOOKMARK","object":' + _encode(obj) + b"}\n"
 
 
-def _tableize(res: Resource, data: bytes, now: datetime) -> bytes:
-    out = []
+class _Unconvertible(Exception):
+    """An event's object could not take the form ``Accept`` asked for: kube-apiserver logs it
+    and ends the watch."""
+
+
+def _convert(
+    res: Resource, data: bytes, conversion: Conversion, now: datetime
+) -> tuple[bytes, bool]:
+    """The events of ``data`` with their objects in the form ``Accept`` asked for, and whether
+    the stream must end after them (an object asked for as a ``PartialObjectMetadataList``:
+    the events before it go out). A Status (an ERROR event) is sent as it is."""
+    out: list[bytes] = []
     for raw in data.splitlines():
         event = json.loads(raw)
-        if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
+        kind = event.get("type")
+        if kind != "ERROR" and conversion.partial_list:
+            return b"".join(out), True
+        if kind in ("ADDED", "MODIFIED", "DELETED") and conversion.table:
             event["object"] = to_table(
                 res, {"metadata": {}, "items": [event["object"]]}, "Object", now
             )
+        elif kind != "ERROR" and conversion.partial:
+            event["object"] = partial_object_metadata(res, event["object"], conversion)
         out.append(_encode(event) + b"\n")
-    return b"".join(out)
+    return b"".join(out), False

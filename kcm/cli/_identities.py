@@ -72,6 +72,7 @@ CLIENT_NAMES: Mapping[str, str] = MappingProxyType(
         "serviceaccount": "service-account-controller",
         "serviceaccount-token": "tokens-controller",
         "statefulset": "statefulset-controller",
+        "storage-version-gc": "storage-version-garbage-collector",
         "tokencleaner": "token-cleaner",
         "ttl": "ttl-controller",
         "ttl-after-finished": "ttl-after-finished-controller",

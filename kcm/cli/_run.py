@@ -471,7 +471,7 @@ async def _add_simulation(
     replica, so it outlives the leader-gated simulation on shutdown.
     """
     from kcm.record import EventBroadcaster
-    from kcm.simulation import SimulatedCluster
+    from kcm.simulation import SIMULATED_DRIVER, SimulatedCluster
 
     client = await _client(stack, config, "simulation", qps=-1)
     events = EventBroadcaster(client, clock=manager.clock, shutdown_timeout=1.0)
@@ -485,6 +485,7 @@ async def _add_simulation(
             registry=manager.registry,
             scheduler_recorder=events.recorder("default-scheduler"),
             kubelet_recorder=events.recorder("kubelet"),
+            provisioner_recorder=events.recorder(SIMULATED_DRIVER),
         )
     )
 

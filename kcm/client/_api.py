@@ -23,7 +23,9 @@ import msgspec
 
 from kcm.errors import DecodeError
 from kcm.models import (
+    K8sStruct,
     ObjectList,
+    PartialObjectMetadata,
     ResourceInfo,
     Status,
     WatchEvent,
@@ -32,6 +34,7 @@ from kcm.models import (
     resource_info_for,
 )
 from kcm.models.autoscaling_v1 import Scale
+from kcm.models.meta_v1 import ListMeta
 
 from ._jsonpatch import json_patch
 from ._watch import WatchStream
@@ -42,6 +45,11 @@ T = TypeVar("T")
 
 _json_decoder = msgspec.json.Decoder(dict[str, Any])
 _status_decoder = msgspec.json.Decoder(dict[str, Any])
+_METADATA = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+_METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+"""What client-go's metadata client asks for (without its protobuf first choice): the
+metadata only, or the whole object from a server that cannot convert."""
+_WATCH = {"Accept-Encoding": "identity"}
 
 
 class PatchType(enum.StrEnum):
@@ -93,6 +101,26 @@ def _body_bytes(body: Any) -> bytes:
     return encode(body)
 
 
+class _MetadataList(K8sStruct, frozen=True):
+    """A ``PartialObjectMetadataList`` as kube-apiserver sends it: an empty one's ``items``
+    are ``null`` (Go's nil slice)."""
+
+    api_version: str | None = None
+    kind: str | None = None
+    metadata: ListMeta = msgspec.field(default_factory=ListMeta)
+    items: list[PartialObjectMetadata] | None = None
+
+
+_metadata_list_decoder = decoder(_MetadataList)
+
+
+def _metadata_list(data: bytes) -> ObjectList[PartialObjectMetadata]:
+    got = _metadata_list_decoder.decode(data)
+    return ObjectList(
+        api_version=got.api_version, kind=got.kind, metadata=got.metadata, items=got.items or []
+    )
+
+
 class Api(Generic[T]):
     """Typed access to one kind; get one with :meth:`kcm.client.ApiClient.api`.
 
@@ -126,6 +154,10 @@ class Api(Generic[T]):
         self._decoder = decoder(cast(Any, model))
         self._list_decoder = decoder(ObjectList[model])  # type: ignore[valid-type]
         self._event_decoder = decoder(WatchEvent[model])  # type: ignore[valid-type]
+        metadata_only = model is PartialObjectMetadata
+        self._get_headers = {"Accept": _METADATA} if metadata_only else None
+        self._list_headers = {"Accept": _METADATA_LIST} if metadata_only else None
+        self._watch_headers = {**_WATCH, "Accept": _METADATA} if metadata_only else _WATCH
 
     def __repr__(self) -> str:
         return (
@@ -181,12 +213,10 @@ class Api(Generic[T]):
         params: Mapping[str, str] | None = None,
         body: bytes | None = None,
         content_type: str = "application/json",
+        headers: Mapping[str, str] | None = None,
     ) -> bytes:
-        headers = (
-            {"Content-Type": content_type}
-            if body is not None and content_type != "application/json"
-            else None
-        )
+        if body is not None and content_type != "application/json":
+            headers = {**(headers or {}), "Content-Type": content_type}
         _, data = await self._client._request(
             method, path, params=params, content=body, headers=headers
         )
@@ -196,7 +226,7 @@ class Api(Generic[T]):
 
     async def get(self, name: str) -> T:
         """Read one object. Raises ``NotFound`` if it does not exist. Retried on failure."""
-        return self._decode(await self._send("GET", self._path(name)))
+        return self._decode(await self._send("GET", self._path(name), headers=self._get_headers))
 
     def _list_params(
         self,
@@ -250,8 +280,11 @@ class Api(Generic[T]):
             resource_version_match=resource_version_match,
             timeout_seconds=timeout_seconds,
         )
-        data = await self._send("GET", self._collection_path(), params=params)
+        path = self._collection_path()
+        data = await self._send("GET", path, params=params, headers=self._list_headers)
         try:
+            if self._list_headers is not None:
+                return cast(ObjectList[T], _metadata_list(data))
             return self._list_decoder.decode(data)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise DecodeError(f"response is not a valid {self.resource.list_kind}: {exc}") from exc
@@ -341,7 +374,7 @@ class Api(Generic[T]):
             "GET",
             self._collection_path(),
             params=params,
-            headers={"Accept-Encoding": "identity"},
+            headers=self._watch_headers,
             header_timeout=idle,
         ) as response:
             stream: WatchStream[WatchEvent[T]] = WatchStream(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import zlib
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from types import TracebackType
@@ -20,10 +21,17 @@ import httpx
 import msgspec
 
 from kcm.clock import SYSTEM_CLOCK, Clock, move_on_after
-from kcm.errors import ConnectionFailed, RequestTimeout, TlsVerificationFailed, TransportError
+from kcm.errors import (
+    ConnectionFailed,
+    DecodeError,
+    RequestTimeout,
+    TlsVerificationFailed,
+    TransportError,
+)
 
 from ._auth import KubeAuth, TokenSource, build_auth
 from ._config import ClientConfig
+from ._content_encoding import ACCEPT_ENCODING, decode_content
 from ._discovery import Discovery
 from ._errors import error_from_response, map_http_errors, parse_retry_after
 from ._ratelimit import TokenBucket
@@ -109,6 +117,8 @@ class ApiClient:
             "User-Agent": config.user_agent,
             "Accept": "application/json",
         }
+        if not config.disable_compression:
+            self._headers["Accept-Encoding"] = ACCEPT_ENCODING
         self._prepared: dict[str | None, httpx.Headers] = {}
         self._timeout = httpx.Timeout(config.timeout).as_dict()
 
@@ -284,8 +294,16 @@ class ApiClient:
     async def _body(self, response: httpx.Response) -> bytes:
         """The whole body (already in memory when the transport preloaded it)."""
         stream = response.stream
-        if type(stream) is PreloadedBody and "content-encoding" not in response.headers:
-            return stream.data
+        if type(stream) is PreloadedBody:
+            encoding = response.headers.get("content-encoding")
+            if encoding is None:
+                return stream.data
+            try:
+                decoded = decode_content(stream.data, encoding)
+            except zlib.error as exc:
+                raise DecodeError(f"cannot decode a {encoding} response body: {exc}") from exc
+            if decoded is not None:
+                return decoded
         return await response.aread()
 
     async def _send(self, request: httpx.Request) -> httpx.Response:

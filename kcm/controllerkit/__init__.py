@@ -42,6 +42,14 @@ pieces. The families:
 * **Pods and their claims**: :func:`ephemeral_claim_name`, :func:`ephemeral_claim_refusal`
   and the pod→claim index (:func:`add_pod_pvc_index`, :func:`pod_pvc_keys`) of the PVC
   protection and ephemeral volume controllers.
+* **CSI volumes**: the VolumeAttachment name (:func:`volume_attachment_name`) and unique
+  volume name (:func:`csi_unique_volume_name`) of a CSI volume on a node, the PV behind a pod's
+  volume (:func:`csi_volume_of`), :func:`is_pod_terminated` and the node annotations of the
+  attach/detach controller, which the simulated CSI driver and kubelet read too.
+* **Volume binding**: the annotations the PV binder, a scheduler and an external provisioner
+  talk through (:data:`ANN_SELECTED_NODE`, :data:`ANN_STORAGE_PROVISIONER`, ...),
+  :func:`claim_class`/:func:`volume_class`, :func:`is_volume_bound_to_claim` and
+  :func:`volume_fits_node`.
 * **Bootstrap tokens**: :func:`bootstrap_token_id`, :func:`bootstrap_token_expiration` and
   :func:`secret_text` for the bootstrap signer and the token cleaner.
 * **Feature gates**: :func:`feature_gates` (``--feature-gates`` as the manager a controller
@@ -75,6 +83,19 @@ from ._certificate_requests import parse_certificate_request as parse_certificat
 from ._controller_ref_manager import ControllerRefManager as ControllerRefManager
 from ._controller_ref_manager import LabelMatcher as LabelMatcher
 from ._controller_ref_manager import recheck_deletion_timestamp as recheck_deletion_timestamp
+from ._csi_volumes import (
+    CONTROLLER_MANAGED_ATTACH_DETACH_ANNOTATION as CONTROLLER_MANAGED_ATTACH_DETACH_ANNOTATION,
+)
+from ._csi_volumes import CSI_PLUGIN_NAME as CSI_PLUGIN_NAME
+from ._csi_volumes import (
+    KEEP_TERMINATED_POD_VOLUMES_ANNOTATION as KEEP_TERMINATED_POD_VOLUMES_ANNOTATION,
+)
+from ._csi_volumes import CSIVolume as CSIVolume
+from ._csi_volumes import csi_unique_volume_name as csi_unique_volume_name
+from ._csi_volumes import csi_volume_of as csi_volume_of
+from ._csi_volumes import is_controller_managed as is_controller_managed
+from ._csi_volumes import is_pod_terminated as is_pod_terminated
+from ._csi_volumes import volume_attachment_name as volume_attachment_name
 from ._endpoint_slice_tracker import EndpointSliceTracker as EndpointSliceTracker
 from ._endpoint_slice_tracker import StaleInformerCache as StaleInformerCache
 from ._endpoint_slices import MANAGED_BY_LABEL as MANAGED_BY_LABEL
@@ -181,14 +202,35 @@ from ._trigger_time import (
 )
 from ._trigger_time import TriggerTimeTracker as TriggerTimeTracker
 from ._trigger_time import format_trigger_time as format_trigger_time
+from ._volume_binding import ANN_BETA_STORAGE_CLASS as ANN_BETA_STORAGE_CLASS
+from ._volume_binding import ANN_BETA_STORAGE_PROVISIONER as ANN_BETA_STORAGE_PROVISIONER
+from ._volume_binding import ANN_BIND_COMPLETED as ANN_BIND_COMPLETED
+from ._volume_binding import ANN_BOUND_BY_CONTROLLER as ANN_BOUND_BY_CONTROLLER
+from ._volume_binding import ANN_DYNAMICALLY_PROVISIONED as ANN_DYNAMICALLY_PROVISIONED
+from ._volume_binding import ANN_SELECTED_NODE as ANN_SELECTED_NODE
+from ._volume_binding import ANN_STORAGE_PROVISIONER as ANN_STORAGE_PROVISIONER
+from ._volume_binding import claim_class as claim_class
+from ._volume_binding import is_volume_bound_to_claim as is_volume_bound_to_claim
+from ._volume_binding import volume_class as volume_class
+from ._volume_binding import volume_fits_node as volume_fits_node
 
 __all__ = [
+    "ANN_BETA_STORAGE_CLASS",
+    "ANN_BETA_STORAGE_PROVISIONER",
+    "ANN_BIND_COMPLETED",
+    "ANN_BOUND_BY_CONTROLLER",
+    "ANN_DYNAMICALLY_PROVISIONED",
+    "ANN_SELECTED_NODE",
+    "ANN_STORAGE_PROVISIONER",
     "BOOTSTRAP_TOKEN_NAMESPACE",
     "BOOTSTRAP_TOKEN_SECRET_TYPE",
     "BURST_REPLICAS",
+    "CONTROLLER_MANAGED_ATTACH_DETACH_ANNOTATION",
     "CONTROLLER_REVISION_HASH_LABEL",
+    "CSI_PLUGIN_NAME",
     "EXPECTATIONS_TIMEOUT",
     "HEADLESS_SERVICE_LABEL",
+    "KEEP_TERMINATED_POD_VOLUMES_ANNOTATION",
     "KNOWN_FEATURE_GATES",
     "KUBELET_CLIENT_USAGES",
     "KUBELET_SERVING",
@@ -218,6 +260,7 @@ __all__ = [
     "TAINT_NODE_PID_PRESSURE",
     "TAINT_NODE_UNREACHABLE",
     "TAINT_NODE_UNSCHEDULABLE",
+    "CSIVolume",
     "ControllerExpectations",
     "ControllerRefManager",
     "EndpointSet",
@@ -239,9 +282,12 @@ __all__ = [
     "bootstrap_token_expiration",
     "bootstrap_token_id",
     "calculate_replica_status",
+    "claim_class",
     "compare_pods_for_deletion",
     "compute_template_hash",
     "controller_revision_name",
+    "csi_unique_volume_name",
+    "csi_volume_of",
     "delete_pods",
     "desired_replicas",
     "endpoint_key",
@@ -259,6 +305,7 @@ __all__ = [
     "has_true_condition",
     "hash_controller_revision",
     "is_approved",
+    "is_controller_managed",
     "is_denied",
     "is_finished",
     "is_ipv6",
@@ -267,6 +314,8 @@ __all__ = [
     "is_pod_available",
     "is_pod_finished",
     "is_pod_ready",
+    "is_pod_terminated",
+    "is_volume_bound_to_claim",
     "kubelet_client_refusal",
     "kubelet_serving_refusal",
     "managed_by",
@@ -307,4 +356,7 @@ __all__ = [
     "template_patch",
     "tolerates_taint",
     "untolerated_taint",
+    "volume_attachment_name",
+    "volume_class",
+    "volume_fits_node",
 ]

@@ -358,6 +358,29 @@ _SPECS = (
         cloud=True,
     ),
     ControllerSpec(
+        "attachdetach",
+        "attachdetach",
+        "Creates and deletes VolumeAttachments for the CSI volumes pods on each node use.",
+        None,
+        1,
+        options=(
+            ControllerOption(
+                "--attach-detach-reconcile-sync-period",
+                "reconcile_sync_period",
+                _duration,
+                60.0,
+                "how often every node's attachments are re-checked (at least 1s)",
+            ),
+            ControllerOption(
+                "--disable-attach-detach-reconcile-sync",
+                "disable_reconcile_sync",
+                _bool,
+                False,
+                "no periodic re-check of the nodes' attachments",
+            ),
+        ),
+    ),
+    ControllerSpec(
         "bootstrapsigner",
         "bootstrapsigner",
         "Signs the cluster-info ConfigMap with bootstrap tokens (JWS; off by default).",
@@ -640,6 +663,13 @@ _SPECS = (
         ),
     ),
     ControllerSpec(
+        "persistentvolume-expander",
+        "expand",
+        "Leaves growing bound claims to their CSI driver's resizer (ExternalExpanding).",
+        None,
+        10,
+    ),
+    ControllerSpec(
         "podgc",
         "podgc",
         "Deletes terminated pods above a threshold and pods of vanished nodes.",
@@ -652,6 +682,29 @@ _SPECS = (
                 _int,
                 12500,
                 "terminated pods kept before podgc deletes the oldest (0: never)",
+            ),
+        ),
+    ),
+    ControllerSpec(
+        "persistentvolume-binder",
+        "persistentvolume",
+        "Binds PVCs to PVs, asks provisioners for new ones, reclaims released PVs.",
+        None,
+        1,
+        options=(
+            ControllerOption(
+                "--pvclaimbinder-sync-period",
+                "sync_period",
+                _duration,
+                15.0,
+                "how often every PersistentVolume and claim is synced again",
+            ),
+            ControllerOption(
+                "--enable-dynamic-provisioning",
+                "enable_dynamic_provisioning",
+                _bool,
+                True,
+                "whether claims of a storage class are handed to its provisioner",
             ),
         ),
     ),
@@ -786,6 +839,13 @@ _SPECS = (
         "Runs StatefulSets' pods in order, with stable names and storage.",
         "--concurrent-statefulset-syncs",
         5,
+    ),
+    ControllerSpec(
+        "storage-version-gc",
+        "storageversiongc",
+        "Drops StorageVersion entries of API servers gone (needs two feature gates).",
+        None,
+        1,
     ),
     ControllerSpec(
         "ttl",

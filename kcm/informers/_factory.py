@@ -177,10 +177,16 @@ class SharedInformerFactory:
         field_selector: str | None = None,
         indexers: Mapping[str, IndexFunc[PartialObjectMetadata]] | None = None,
         resync_period: float | None = None,
+        transform: Transform[PartialObjectMetadata] | None = None,
     ) -> SharedIndexInformer[PartialObjectMetadata]:
-        """A shared metadata-only informer: caches :class:`PartialObjectMetadata` (name,
-        labels, owners...) and decodes nothing else, for kinds where only metadata matters.
-        ``resource`` is a ResourceInfo or a registered model class."""
+        """A shared metadata-only informer (client-go's ``metadatainformer``): it lists and
+        watches with ``Accept: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;
+        v=v1`` (``as=PartialObjectMetadata`` for the watch), so the server sends only each
+        object's metadata, and caches :class:`PartialObjectMetadata` (name, labels, owners,
+        finalizers...). A server that cannot convert sends whole objects; they are decoded as
+        metadata all the same. ``resource`` is a ResourceInfo or a registered model class;
+        ``transform`` (e.g. :func:`strip_managed_fields`) applies when this call creates the
+        informer."""
         info = resource if isinstance(resource, ResourceInfo) else resource_info_for(resource)
         return self._get(
             PartialObjectMetadata,
@@ -190,7 +196,7 @@ class SharedInformerFactory:
             field_selector,
             indexers,
             resync_period,
-            None,
+            transform,
         )
 
     def lister_for(

@@ -15,9 +15,11 @@ A run-to-completion pod's containers exit after ``job_duration`` (annotation
 ``kcm.dev/simulate-duration``) with exit code 0 (annotation ``kcm.dev/simulate-exit-code``):
 exit 0 gives ``Succeeded``, anything else ``Failed``, except with ``restartPolicy:
 OnFailure``, where the containers restart in place (``restartCount`` + 1). Pods with
-``restartPolicy: Always`` run until deleted. A pod with a ``deletionTimestamp`` is removed
-at once (DELETE with grace period 0 and its UID as precondition), as a kubelet does once its
-containers have stopped.
+``restartPolicy: Always`` run until deleted. A pod using a CSI volume that needs attaching
+stays ``Pending`` (``ContainerCreating``) until its VolumeAttachment is attached
+(:mod:`._attached_volumes`). A pod with a ``deletionTimestamp`` is removed at once (DELETE
+with grace period 0 and its UID as precondition), as a kubelet does once its containers have
+stopped.
 
 Delays are measured on the injected clock from when this process first saw the pod in its
 current state, so a restart of kcm only restarts the pending timers.
@@ -55,6 +57,7 @@ from kcm.models import (
 )
 from kcm.runtime import Controller, Request, Result, enqueue_mapped, enqueue_object
 
+from ._attached_volumes import AttachedVolumes
 from ._config import (
     DURATION_ANNOTATION,
     EXIT_CODE_ANNOTATION,
@@ -145,6 +148,13 @@ class Kubelet:
         self.controller.watch(
             nodes, enqueue_mapped(lambda node: pods_on(self._pods, node.metadata.name or ""))
         )
+        self._volumes = AttachedVolumes(factory)
+        self.controller.watch(
+            self._volumes.attachments,
+            enqueue_mapped(
+                lambda a: pods_on(self._pods, (a.spec.node_name if a.spec else None) or "")
+            ),
+        )
 
     def _our_node(self, name: str) -> tuple[int, Node] | None:
         node = self._nodes.get_or_none(None, name)
@@ -225,6 +235,8 @@ class Kubelet:
             due = self._since(request, pod, "pending") + self._config.pod_start_delay
             if now < due:
                 return Result(requeue_after=due - now)
+            if not self._volumes.attached(pod, pod.spec.node_name):
+                return Result()  # ContainerCreating; the VolumeAttachment's change requeues it
             try:
                 ips = self._pod_ips(pod, *node)
             except (PodIPsExhausted, ValueError) as exc:

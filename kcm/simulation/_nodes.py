@@ -20,6 +20,7 @@ from anyio.abc import TaskStatus
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import CONTROLLER_MANAGED_ATTACH_DETACH_ANNOTATION
 from kcm.errors import AlreadyExists, ApiError, Conflict, KcmError, NotFound
 from kcm.models import (
     DaemonEndpoint,
@@ -52,6 +53,10 @@ _CONDITIONS = (
     ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
     ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
 )
+
+
+_ANNOTATIONS = {CONTROLLER_MANAGED_ATTACH_DETACH_ANNOTATION: "true"}
+"""What a kubelet with ``--enable-controller-attach-detach`` (its default) puts on its Node."""
 
 
 def node_ip(index: int) -> str:
@@ -136,6 +141,7 @@ class NodeSimulator:
                     "node.kubernetes.io/instance-type": "kcm-simulated",
                     SIMULATED_LABEL: "true",
                 },
+                annotations=dict(_ANNOTATIONS),
             ),
             spec=NodeSpec(
                 # node IPAM's job when the nodeipam controller runs (then left to it)
@@ -173,7 +179,11 @@ class NodeSimulator:
                     ),
                 )
             )
+        kept = old.status if old is not None and old.status is not None else NodeStatus()
         return NodeStatus(
+            # the attach/detach controller's and the kubelet's volume lists are not heartbeats
+            volumes_attached=kept.volumes_attached,
+            volumes_in_use=kept.volumes_in_use,
             capacity=resources,
             allocatable=resources,
             conditions=conditions,
@@ -206,8 +216,12 @@ class NodeSimulator:
         except AlreadyExists:
             existing = await self._nodes.get(name)
             labels = {**(existing.metadata.labels or {}), **(desired.metadata.labels or {})}
+            annotations = {**(existing.metadata.annotations or {}), **_ANNOTATIONS}
             relabelled = msgspec.structs.replace(
-                existing, metadata=msgspec.structs.replace(existing.metadata, labels=labels)
+                existing,
+                metadata=msgspec.structs.replace(
+                    existing.metadata, labels=labels, annotations=annotations
+                ),
             )
             spec = existing.spec or NodeSpec()
             if not spec.pod_cidr and self._config.assign_pod_cidrs:  # set once, then immutable

@@ -3,11 +3,14 @@
 Filters as kube-scheduler's basic plugins do (:mod:`._filters`): node Ready, not cordoned
 unless the pod tolerates it, NoSchedule/NoExecute taints tolerated, ``nodeSelector`` and
 required node affinity matched (so a DaemonSet's pod lands on the node it is pinned to), pod
-count, CPU and memory requests within allocatable, and required pod anti-affinity (either
-way, per topology domain). It picks the node with the fewest pods, so replicas spread. Only
-pods for ``default-scheduler`` are taken and only simulated nodes are used. A pod that fits
-nowhere gets ``PodScheduled=False`` with reason ``Unschedulable`` and is retried when nodes
-change (labelled, tainted, cordoned, added), pods go away, or after a while.
+count, CPU and memory requests within allocatable, required pod anti-affinity (either
+way, per topology domain), and the pod's PersistentVolumeClaims (:mod:`._volume_binding`: an
+unbound Immediate claim keeps the pod Pending; a WaitForFirstConsumer claim is given the chosen
+node, and the pod is bound once its claims are). It picks the node with the fewest pods, so
+replicas spread. Only pods for ``default-scheduler`` are taken and only simulated nodes are
+used. A pod that fits nowhere gets ``PodScheduled=False`` with reason ``Unschedulable`` and is
+retried when nodes change (labelled, tainted, cordoned, added), pods go away, or after a
+while.
 
 Binds issued but not yet seen in the informer are *assumed* (as kube-scheduler does): they
 count against their node, for capacity and anti-affinity, so concurrent workers never
@@ -29,6 +32,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import POD_PVC_INDEX, add_pod_pvc_index
 from kcm.errors import Conflict, NotFound
 from kcm.informers import Lister, SharedIndexInformer, SharedInformerFactory
 from kcm.models import (
@@ -43,6 +47,8 @@ from kcm.models import (
     object_key,
     parse_quantity,
 )
+from kcm.models.core_v1 import PersistentVolume, PersistentVolumeClaim
+from kcm.models.storage_v1 import StorageClass
 from kcm.runtime import Controller, Request, Result, enqueue_mapped, enqueue_object, predicate
 
 from ._config import SIMULATED_LABEL, SimulationConfig
@@ -53,6 +59,7 @@ from ._filters import (
     unschedulable_reason,
 )
 from ._resources import TERMINAL_PHASES, node_is_ready, pod_requests
+from ._volume_binding import VolumeBinder
 
 __all__ = [
     "NODE_NAME_INDEX",
@@ -154,9 +161,16 @@ class Scheduler:
         self._assumed: dict[ObjectKey, _Assumed] = {}
         pods = factory.informer_for(Pod)
         ensure_node_name_index(pods)
+        add_pod_pvc_index(pods)
         nodes = factory.informer_for(Node)
+        claims = factory.informer_for(PersistentVolumeClaim)
+        volumes = factory.informer_for(PersistentVolume)
+        classes = factory.informer_for(StorageClass)
         self._pods = pods.lister()
         self._nodes = nodes.lister()
+        self._volume_binder = VolumeBinder(
+            client, claims.lister(), volumes.lister(), classes.lister()
+        )
         self.controller: Controller[ObjectKey] = Controller(
             "sim-scheduler",
             self,
@@ -168,6 +182,18 @@ class Scheduler:
         # Capacity freed (a bound pod finished or is going away): look at pending pods again.
         self.controller.watch(pods, enqueue_mapped(self._pending_if_freed))
         self.controller.watch(nodes, enqueue_mapped(lambda _node: self._pending()))
+        # A claim bound, annotated or created: the pending pods that use it.
+        self.controller.watch(claims, enqueue_mapped(self._pending_users))
+        self._listers = [volumes.add_event_handler(), classes.add_event_handler()]
+        self.controller.wait_for(self._listers, kind="PersistentVolume and StorageClass")
+
+    def _pending_users(self, claim: PersistentVolumeClaim) -> Iterable[ObjectKey]:
+        key = f"{claim.metadata.namespace}/{claim.metadata.name}"
+        return [
+            object_key(p)
+            for p in self._pods.by_index(POD_PVC_INDEX, key)
+            if not (p.spec and p.spec.node_name)
+        ]
 
     def _interesting(self, pod: Pod) -> bool:
         return _wants_scheduling(pod) or object_key(pod) in self._assumed
@@ -210,6 +236,7 @@ class Scheduler:
             unschedulable_reason(pod, node)
             or taint_reason(pod, node)
             or node_affinity_reason(pod, node)
+            or self._volume_binder.filter(pod, node)
         )
 
     def _pods_on(self, node: str) -> list[Pod]:
@@ -229,6 +256,9 @@ class Scheduler:
         candidates: list[tuple[int, str]] = []
         reasons: dict[str, int] = {}
         nodes = self._nodes.list()
+        blocked = self._volume_binder.pre_filter(pod)
+        if blocked is not None:
+            return None, f"0/{len(nodes)} nodes are available: {blocked}."
         for node in nodes:
             name = node.metadata.name or ""
             reason = self._why_not(pod, node)
@@ -261,6 +291,9 @@ class Scheduler:
         if node is None:
             await self._mark_unschedulable(pod, reason)
             return Result(requeue_after=UNSCHEDULABLE_RETRY)
+        chosen = self._nodes.get_or_none(None, node)
+        if chosen is None or not await self._volume_binder.bind_claims(pod, chosen):
+            return Result(requeue_after=UNSCHEDULABLE_RETRY)  # claims being bound or provisioned
         cpu, memory = pod_requests(pod)
         self._assumed[request] = _Assumed(node, cpu, memory, pod)  # before any await
         binding = Binding(
@@ -314,4 +347,8 @@ class Scheduler:
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Run the ``sim-scheduler`` controller (needs the informer factory running)."""
-        await self.controller.run(task_status=task_status)
+        try:
+            await self.controller.run(task_status=task_status)
+        finally:
+            for registration in self._listers:
+                registration.remove()

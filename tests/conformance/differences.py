@@ -33,6 +33,8 @@ KEPT_DIFFERENT: dict[str, str] = {
     "limits/apply-too-deep-400": _DEPTH,
     "limits/nesting-300-accepted": _DEPTH,
     "limits/yaml-too-deep-400": _DEPTH,
+    "storage/claim-spec-change-422": _GO_DIFF,
+    "storage/persistentvolume-source-change-422": _GO_DIFF,
     "strategy/job-defaults": _JOB_LABELS,
     "validation/job-selector-change-422": _JOB_LABELS,
     "validation/job-template-change-422": (

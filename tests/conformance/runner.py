@@ -149,11 +149,14 @@ def _watch(client: httpx.Client, step: Watch, variables: dict[str, str]) -> dict
     closed = False
     deadline = time.monotonic() + step.timeout
     timeout = httpx.Timeout(30.0, read=step.timeout)
-    with client.stream("GET", path, params=query, timeout=timeout) as response:
+    headers = dict(_substitute(step.headers or {}, variables))
+    with client.stream("GET", path, params=query, headers=headers, timeout=timeout) as response:
         code = response.status_code
+        seen = {name: response.headers.get(name) for name in step.response_headers}
         if code != 200:
             response.read()
-            return {"code": code, "body": keep_paths(_decode(response), None)}
+            failed = {"code": code, "body": keep_paths(_decode(response), None)}
+            return {**failed, "headers": seen} if step.response_headers else failed
         during = [_http(client, request, variables)[0] for request in step.during]
         try:
             for line in response.iter_lines():
@@ -168,6 +171,8 @@ def _watch(client: httpx.Client, step: Watch, variables: dict[str, str]) -> dict
         except httpx.ReadTimeout:
             pass
     outcome: dict[str, Any] = {"code": code}
+    if step.response_headers:
+        outcome["headers"] = seen
     if step.during:
         outcome["during"] = during
     outcome["events"] = events

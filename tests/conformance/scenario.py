@@ -63,7 +63,9 @@ class Watch:
     ``closed=True`` the outcome also says whether the server ended the stream itself (before
     ``events`` events arrived and before ``timeout``). ``during`` are requests made once the
     watch's response headers have arrived, before any event is read (writes the open watch
-    must see); their outcomes are in the watch's outcome, under ``during``."""
+    must see); their outcomes are in the watch's outcome, under ``during``. ``headers`` are
+    extra request headers (``Accept``); ``response_headers`` are put in the outcome, as
+    :class:`Http`'s."""
 
     path: str
     query: dict[str, str] = field(default_factory=dict)
@@ -72,6 +74,8 @@ class Watch:
     keep: tuple[str, ...] | None = None
     closed: bool = False
     during: tuple[Http, ...] = ()
+    headers: dict[str, str] | None = None
+    response_headers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

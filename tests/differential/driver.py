@@ -17,6 +17,7 @@ import httpx
 
 from .scenario import (
     Bind,
+    BindVolume,
     Create,
     CreateNode,
     Delete,
@@ -31,7 +32,14 @@ from .scenario import (
     StopNode,
     Until,
 )
-from .snapshot import CLUSTER_RESOURCES, RESOURCES, SnapshotNormaliser, list_path, pinned_node
+from .snapshot import (
+    CLUSTER_KINDS,
+    CLUSTER_RESOURCES,
+    RESOURCES,
+    SnapshotNormaliser,
+    list_path,
+    pinned_node,
+)
 
 __all__ = ["Target", "run_scenario"]
 
@@ -92,12 +100,22 @@ def _check(response: httpx.Response) -> Any:
     return response.json()
 
 
+def _in_namespace(body: Any, ns: str) -> Any:
+    """``body`` with every ``"$ns"`` string the run's namespace (a PersistentVolume's
+    ``claimRef`` names a claim in it)."""
+    if isinstance(body, dict):
+        return {k: _in_namespace(v, ns) for k, v in body.items()}
+    if isinstance(body, list):
+        return [_in_namespace(v, ns) for v in body]
+    return ns if body == "$ns" else body
+
+
 def _path_of(body: dict[str, Any], ns: str) -> str:
     api_version, kind = body["apiVersion"], body["kind"]
     if kind == "Node":
         return "/api/v1/nodes"
-    if kind == "CertificateSigningRequest":
-        return list_path("certificatesigningrequests", ns)
+    if kind in CLUSTER_KINDS:
+        return list_path(CLUSTER_KINDS[kind], ns)
     plural = next(
         (p for p in RESOURCES if p.rstrip("s") == kind.lower() or p == kind.lower() + "s"),
         None,
@@ -299,6 +317,37 @@ def _bind(client: httpx.Client, ns: str, step: Bind) -> None:
         )
 
 
+def _bind_volume(client: httpx.Client, ns: str, step: BindVolume) -> None:
+    claim_path = f"{list_path('persistentvolumeclaims', ns)}/{step.claim}"
+    volume_path = f"{list_path('persistentvolumes', ns)}/{step.volume}"
+    claim = _check(client.get(claim_path))
+    volume = _check(client.get(volume_path))
+    ref = {
+        "kind": "PersistentVolumeClaim",
+        "apiVersion": "v1",
+        "namespace": ns,
+        "name": step.claim,
+        "uid": claim["metadata"]["uid"],
+    }
+    patches = (
+        (claim_path, {"metadata": {"annotations": {"pv.kubernetes.io/bind-completed": "yes"}}}),
+        (volume_path, {"spec": {"claimRef": ref}}),
+        (f"{volume_path}/status", {"status": {"phase": "Bound"}}),
+        (
+            f"{claim_path}/status",
+            {
+                "status": {
+                    "phase": "Bound",
+                    "capacity": volume["spec"]["capacity"],
+                    "accessModes": volume["spec"]["accessModes"],
+                }
+            },
+        ),
+    )
+    for path, body in patches:
+        _check(client.patch(path, content=json.dumps(body), headers=_MERGE))
+
+
 def _list(
     client: httpx.Client,
     ns: str,
@@ -310,6 +359,14 @@ def _list(
         if kind == "namespace":  # the scenario's namespace itself, or nothing once it is gone
             response = client.get(f"/api/v1/namespaces/{ns}")
             listed[kind] = [_check(response)] if response.status_code != 404 else []
+        elif kind == "volumeattachments":  # those of the volumes the scenario created
+            items = _check(client.get(list_path(kind, ns)))["items"]
+            listed[kind] = [
+                o
+                for o in items
+                if ((o.get("spec") or {}).get("source") or {}).get("persistentVolumeName")
+                in cluster_names
+            ]
         elif kind in CLUSTER_RESOURCES:  # only what the scenario created
             items = _check(client.get(list_path(kind, ns)))["items"]
             listed[kind] = [o for o in items if o["metadata"]["name"] in cluster_names]
@@ -322,8 +379,8 @@ def _cluster_objects(scenario: Scenario) -> list[tuple[str, str]]:
     """(plural, name) of the cluster-scoped objects (other than nodes) the scenario creates."""
     found = []
     for step in scenario.steps:
-        if isinstance(step, Create) and step.body["kind"] == "CertificateSigningRequest":
-            found.append(("certificatesigningrequests", step.body["metadata"]["name"]))
+        if isinstance(step, Create) and step.body["kind"] in CLUSTER_KINDS:
+            found.append((CLUSTER_KINDS[step.body["kind"]], step.body["metadata"]["name"]))
     return found
 
 
@@ -353,12 +410,15 @@ def _settle(
             # kcm says when it is done: idle, and no requeue due within the quiet window;
             # otherwise (or for a controller manager that cannot say) the window itself.
             idle = target.controllers_idle(within=step.quiet)
-            if idle or (idle is None and now - stable_since >= step.quiet):
-                return snapshot
             # past the window, a delayed key (a requeue loop) no longer holds the snapshot
             past_window = idle is False and now - stable_since >= step.quiet
-            if past_window and target.controllers_idle(within=0.0):
-                return snapshot
+            done = bool(idle) or (idle is None and now - stable_since >= step.quiet)
+            if done or (past_window and target.controllers_idle(within=0.0)):
+                # what kcm finished writing just before it said so is in a fresh listing
+                again = norm.snapshot(_list(client, ns, scenario.kinds, names))
+                if json.dumps(again, sort_keys=True) == text:
+                    return snapshot
+                last, stable_since = json.dumps(again, sort_keys=True), time.monotonic()
         time.sleep(0.2)
 
 
@@ -373,7 +433,7 @@ def _run_step(
 ) -> dict[str, Any] | None:
     nodes.renew_if_due()
     if isinstance(step, Create):
-        response = client.post(_path_of(step.body, ns), json=step.body)
+        response = client.post(_path_of(step.body, ns), json=_in_namespace(step.body, ns))
         if not (step.body["kind"] == "Node" and response.status_code == 409):
             _check(response)
     elif isinstance(step, Patch):
@@ -412,6 +472,8 @@ def _run_step(
         nodes.stopped.add(step.name)
     elif isinstance(step, Bind):
         _bind(client, ns, step)
+    elif isinstance(step, BindVolume):
+        _bind_volume(client, ns, step)
     else:
         return _settle(target, client, ns, scenario, step, norm, nodes)
     return None
@@ -444,6 +506,16 @@ def run_scenario(target: Target, scenario: Scenario, suffix: str = "") -> list[d
                     snapshots.append(snapshot)
         finally:
             nodes.delete_all(ns)
+            created = frozenset(name for _, name in _cluster_objects(scenario))
+            if created:  # the attachments of its volumes (an attach may still be in flight)
+                found = _list(client, ns, ("volumeattachments",), created)["volumeattachments"]
+                for attachment in found:
+                    name = attachment["metadata"]["name"]
+                    client.delete(f"{list_path('volumeattachments', ns)}/{name}")
             for plural, name in _cluster_objects(scenario):
-                client.delete(f"{list_path(plural, ns)}/{name}")
+                path = f"{list_path(plural, ns)}/{name}"
+                if plural == "persistentvolumes":  # still Bound: pv-protection would hold it
+                    unprotect = {"metadata": {"finalizers": None}}
+                    client.patch(path, content=json.dumps(unprotect), headers=_MERGE)
+                client.delete(path)
     return snapshots

@@ -156,6 +156,18 @@ class Bind:
     selector: str
 
 
+@dataclass(frozen=True)
+class BindVolume:
+    """Play the volume binder for a claim and a PV the scenario created (the claim names the
+    volume in ``spec.volumeName``): the PV's ``claimRef`` (with the claim's uid) and both
+    phases ``Bound``, the claim's capacity and access modes the PV's, and its
+    ``pv.kubernetes.io/bind-completed`` annotation. The Go binder, running
+    while recording, reaches the same state."""
+
+    claim: str
+    volume: str
+
+
 Step = (
     Create
     | Patch
@@ -169,6 +181,7 @@ Step = (
     | DeleteNode
     | StopNode
     | Bind
+    | BindVolume
 )
 
 

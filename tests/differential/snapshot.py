@@ -28,7 +28,14 @@ from typing import Any
 
 from .certificates import certificate_summary
 
-__all__ = ["CLUSTER_RESOURCES", "RESOURCES", "SnapshotNormaliser", "list_path", "pinned_node"]
+__all__ = [
+    "CLUSTER_KINDS",
+    "CLUSTER_RESOURCES",
+    "RESOURCES",
+    "SnapshotNormaliser",
+    "list_path",
+    "pinned_node",
+]
 
 RESOURCES: dict[str, str] = {
     "pods": "/api/v1",
@@ -56,9 +63,22 @@ RESOURCES: dict[str, str] = {
 
 CLUSTER_RESOURCES: dict[str, str] = {
     "certificatesigningrequests": "/apis/certificates.k8s.io/v1",
+    "persistentvolumes": "/api/v1",
+    "storageclasses": "/apis/storage.k8s.io/v1",
+    "csidrivers": "/apis/storage.k8s.io/v1",
+    "volumeattachments": "/apis/storage.k8s.io/v1",
 }
 """Plural -> API prefix of the cluster-scoped resources a scenario may create and snapshot
-(only the objects it created are listed, and they are deleted when it ends)."""
+(only the objects it created are listed, and they are deleted when it ends; the
+VolumeAttachments listed are those of the PVs it created)."""
+
+CLUSTER_KINDS: dict[str, str] = {
+    "CertificateSigningRequest": "certificatesigningrequests",
+    "PersistentVolume": "persistentvolumes",
+    "StorageClass": "storageclasses",
+    "CSIDriver": "csidrivers",
+}
+"""Kind -> plural of the cluster-scoped objects a scenario may create."""
 _REQUESTER = ("username", "uid", "groups", "extra")
 """A CSR's requester: the harness's administrator, whose name differs between the two
 servers (the API server fills it in; no controller decides it)."""
@@ -81,6 +101,10 @@ second fell into syncs (Go's tracker compares whole-second times)."""
 _GENERATED = re.compile(r"[bcdfghjklmnpqrstvwxz2456789]{5}")
 """The random suffix the API server adds to ``generateName``; a name set explicitly beside a
 ``generateName`` (a StatefulSet's ``web-0``) is kept."""
+_RESYNCED_EVENTS = "persistentvolume-controller"
+"""Counted once: the PV binder repeats its events on every periodic resync
+(``--pvclaimbinder-sync-period``, 15 s), whose phase relative to a scenario is arbitrary, so
+two correct controller managers count them differently."""
 _SCHEDULED = re.compile(r"-\d{8}\b")  # a CronJob's Job names end in its scheduled minute
 
 
@@ -235,7 +259,8 @@ class SnapshotNormaliser:
         return normalised
 
     def events(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Events as (object kind and name, reason, type, message) with summed counts."""
+        """Events as (object kind and name, reason, type, message) with summed counts (the
+        PV binder's counted once: :data:`_RESYNCED_EVENTS`)."""
         counts: dict[str, int] = {}
         for event in events:
             involved = event.get("involvedObject") or {}
@@ -250,7 +275,10 @@ class SnapshotNormaliser:
                 ),
                 sort_keys=True,
             )
-            counts[key] = counts.get(key, 0) + int(event.get("count") or 1)
+            if (event.get("source") or {}).get("component") == _RESYNCED_EVENTS:
+                counts[key] = 1
+            else:
+                counts[key] = counts.get(key, 0) + int(event.get("count") or 1)
         return [dict(json.loads(k), count=n) for k, n in sorted(counts.items())]
 
     def snapshot(self, listed: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:

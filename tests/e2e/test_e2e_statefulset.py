@@ -1,8 +1,11 @@
 """``kcm`` in embedded mode, driven with kubectl: a StatefulSet comes up in order on the
-simulated nodes, and ``kubectl rollout status / history / undo statefulset`` work."""
+simulated nodes with a volume per pod (claims of the default class, provisioned on each pod's
+node), ``kubectl rollout status / history / undo statefulset`` work, scaling down keeps the
+claims and deleting one deletes its volume."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -52,6 +55,46 @@ def images(kubectl: Kubectl) -> list[str]:
     return [p["spec"]["containers"][0]["image"] for p in web_pods(kubectl)]
 
 
+def assert_claims_provisioned(kubectl: Kubectl) -> None:
+    """Each claim Bound to a volume the simulated provisioner made for it on its pod's node,
+    and ``kubectl get pv,pvc`` with a real cluster's columns."""
+    nodes = {p["metadata"]["name"]: p["spec"]["nodeName"] for p in web_pods(kubectl)}
+    volumes = {v["metadata"]["name"]: v for v in kubectl.items("pv")}
+    for claim in kubectl.items("pvc", "-l", "app=web"):
+        assert claim["status"]["phase"] == "Bound"
+        assert claim["spec"]["storageClassName"] == "standard"
+        volume = volumes[claim["spec"]["volumeName"]]
+        assert volume["metadata"]["name"] == f"pvc-{claim['metadata']['uid']}"
+        assert volume["status"]["phase"] == "Bound"
+        assert volume["spec"]["csi"]["driver"] == "simulated.kcm.dev"
+        pod = claim["metadata"]["name"].removeprefix("data-")
+        selected = claim["metadata"]["annotations"]["volume.kubernetes.io/selected-node"]
+        assert selected == nodes[pod]
+    pv_table, pvc_table = kubectl.run("get", "pv,pvc").split("\n\n")
+    assert re.split(r"\s{2,}", pv_table.split("\n")[0].strip()) == [
+        "NAME",
+        "CAPACITY",
+        "ACCESS MODES",
+        "RECLAIM POLICY",
+        "STATUS",
+        "CLAIM",
+        "STORAGECLASS",
+        "REASON",
+        "AGE",
+    ]
+    assert re.split(r"\s{2,}", pvc_table.split("\n")[0].strip()) == [
+        "NAME",
+        "STATUS",
+        "VOLUME",
+        "CAPACITY",
+        "ACCESS MODES",
+        "STORAGECLASS",
+        "AGE",
+    ]
+    row = next(line for line in pv_table.splitlines() if "default/data-web-0" in line).split()
+    assert row[1:7] == ["1Gi", "RWO", "Delete", "Bound", "default/data-web-0", "standard"]
+
+
 def test_statefulset_rollout_status_history_and_undo(cluster: tuple[Process, Kubectl]) -> None:
     _, kubectl = cluster
     kubectl.run("apply", "-f", "-", input=STATEFULSET)
@@ -63,6 +106,7 @@ def test_statefulset_rollout_status_history_and_undo(cluster: tuple[Process, Kub
     assert all(p["spec"]["subdomain"] == "web" for p in pods)
     claims = sorted(c["metadata"]["name"] for c in kubectl.items("pvc", "-l", "app=web"))
     assert claims == ["data-web-0", "data-web-1", "data-web-2"]
+    assert_claims_provisioned(kubectl)
     first = kubectl.json("get", "statefulset", "web")["status"]["currentRevision"]
 
     kubectl.run("annotate", "statefulset/web", "kubernetes.io/change-cause=nginx 1.26")
@@ -96,6 +140,13 @@ def test_statefulset_rollout_status_history_and_undo(cluster: tuple[Process, Kub
     )
     claims = sorted(c["metadata"]["name"] for c in kubectl.items("pvc", "-l", "app=web"))
     assert claims == ["data-web-0", "data-web-1", "data-web-2"]  # claims are kept
+
+    volume = kubectl.json("get", "pvc", "data-web-2")["spec"]["volumeName"]
+    kubectl.run("delete", "pvc", "data-web-2")  # reclaim policy Delete: its volume goes too
+    wait_for(
+        f"{volume} deleted",
+        lambda: volume not in {v["metadata"]["name"] for v in kubectl.items("pv")},
+    )
 
 
 def test_kcm_runs_the_statefulset_controller_with_five_workers(

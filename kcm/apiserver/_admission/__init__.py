@@ -7,7 +7,8 @@ with ``--enable-admission-plugins`` / ``--disable-admission-plugins``. kcm has
 pod names an existing account and gets its token volume), ``Priority`` (a pod's priority from
 its PriorityClass), ``DefaultTolerationSeconds`` (pods tolerate not-ready and unreachable
 nodes for five minutes), ``StorageObjectInUseProtection`` (claims and volumes get their
-protection finalizer), ``ResourceQuota`` (refuse and charge against the namespace's
+protection finalizer), ``PersistentVolumeClaimResize`` (a claim grows only when bound and
+its class allows expansion), ``ResourceQuota`` (refuse and charge against the namespace's
 quotas). The mutating phase runs before the
 kind's strategy, as in kube-apiserver (a missing namespace is a 404 before an invalid name is
 a 422); the validating phase after the kind's validation, just before the write is stored.

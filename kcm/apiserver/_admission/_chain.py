@@ -14,10 +14,12 @@ from collections.abc import Iterable
 from typing import Final
 
 from ._plugin import Attributes, Plugin
+from .default_storage_class import DefaultStorageClass
 from .default_toleration_seconds import DefaultTolerationSeconds
 from .limit_ranger import LimitRanger
 from .namespace_lifecycle import NamespaceLifecycle
 from .object_in_use_protection import StorageObjectInUseProtection
+from .persistent_volume_claim_resize import PersistentVolumeClaimResize
 from .priority import Priority
 from .resource_quota import ResourceQuota
 from .service_account import ServiceAccount
@@ -78,7 +80,9 @@ IMPLEMENTED: Final[dict[str, type[Plugin]]] = {
         ServiceAccount,
         Priority,
         DefaultTolerationSeconds,
+        DefaultStorageClass,
         StorageObjectInUseProtection,
+        PersistentVolumeClaimResize,
         ResourceQuota,
     )
 }

@@ -34,6 +34,8 @@ from .customresources import CustomResourceStrategy
 from .discovery.endpointslices import EndpointSliceStrategy
 from .rbac.roles import RbacStrategy
 from .scheduling.priorityclasses import PriorityClassStrategy
+from .storage.storageclasses import StorageClassStrategy
+from .storage.volumeattachments import VolumeAttachmentStrategy
 
 __all__ = ["strategy_for"]
 
@@ -73,6 +75,8 @@ _STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("rbac.authorization.k8s.io", "Role"): RbacStrategy,
     ("rbac.authorization.k8s.io", "RoleBinding"): RbacStrategy,
     ("scheduling.k8s.io", "PriorityClass"): PriorityClassStrategy,
+    ("storage.k8s.io", "StorageClass"): StorageClassStrategy,
+    ("storage.k8s.io", "VolumeAttachment"): VolumeAttachmentStrategy,
     # kinds whose only rule of their own is that the server keeps metadata.generation
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): GenerationalStrategy,
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): GenerationalStrategy,

@@ -343,9 +343,7 @@ class GarbageCollectorController:
             return None
         # managedFields stripped when this call creates the informer (the first asker
         # configures a shared informer, as with ``informer_for``'s transform)
-        return self._factory.informer_for(
-            PartialObjectMetadata, resource=resource, transform=strip_managed_fields
-        )
+        return self._factory.metadata_informer(resource, transform=strip_managed_fields)
 
     def _start_monitor(self, resource: ResourceInfo) -> _Monitor:
         assert self._tg is not None

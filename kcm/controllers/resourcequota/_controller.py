@@ -29,7 +29,6 @@ from kcm.clock import SYSTEM_CLOCK, Clock, move_on_after
 from kcm.informers import SharedIndexInformer, SharedInformerFactory, strip_managed_fields
 from kcm.models import (
     ObjectKey,
-    PartialObjectMetadata,
     ResourceInfo,
     from_dict,
     object_key,
@@ -297,9 +296,7 @@ class ResourceQuotaController:
             served = self._discovered.get((group, resource))
             if served is None:
                 continue
-            informer = self._factory.informer_for(
-                PartialObjectMetadata, resource=served, transform=strip_managed_fields
-            )
+            informer = self._factory.metadata_informer(served, transform=strip_managed_fields)
             self._watch_counted(group, resource, informer)
             async with move_on_after(self._clock, _FIRST_LIST_TIMEOUT):
                 await informer.wait_for_sync()

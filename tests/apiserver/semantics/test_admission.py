@@ -1,5 +1,6 @@
 """The admission plugins kcm runs on writes, as kube-apiserver's: ServiceAccount, Priority,
-DefaultTolerationSeconds, StorageObjectInUseProtection, and their order before validation."""
+DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection, and their order
+before validation."""
 
 from __future__ import annotations
 
@@ -99,3 +100,43 @@ def test_claims_are_protected_by_their_finalizer(rest: Rest) -> None:
     }
     created = _create(rest, "persistentvolumeclaims", claim)
     assert created["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
+
+
+def _storage_class(rest: Rest, name: str, *, default: bool, created: str) -> None:
+    res = rest.registry.lookup("storage.k8s.io", "v1", "storageclasses")
+    assert res is not None
+    annotations = {"storageclass.kubernetes.io/is-default-class": "true"} if default else {}
+    body = {"metadata": {"name": name, "annotations": annotations}, "provisioner": "x.io/y"}
+    rest.create(res, None, body, {})
+    rkey = ("storage.k8s.io", "storageclasses")
+    stored = rest.store.get(rkey, "", name)
+    assert stored is not None
+    aged = {**stored, "metadata": {**stored["metadata"], "creationTimestamp": created}}
+    rest.store.update(rkey, aged, stored)
+
+
+def _claim(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}},
+            **spec,
+        },
+    }
+
+
+def test_default_storage_class_names_the_newest_default_for_claims_without_one(
+    rest: Rest,
+) -> None:
+    assert "storageClassName" not in _create(rest, "persistentvolumeclaims", _claim("none"))["spec"]
+    _storage_class(rest, "plain", default=False, created="2026-01-03T00:00:00Z")
+    _storage_class(rest, "old", default=True, created="2026-01-01T00:00:00Z")
+    _storage_class(rest, "new-b", default=True, created="2026-01-02T00:00:00Z")
+    _storage_class(rest, "new-a", default=True, created="2026-01-02T00:00:00Z")
+    made = _create(rest, "persistentvolumeclaims", _claim("defaulted"))
+    assert made["spec"]["storageClassName"] == "new-a"
+    explicit = _create(rest, "persistentvolumeclaims", _claim("none-asked", storageClassName=""))
+    assert explicit["spec"]["storageClassName"] == ""
+    named = _create(rest, "persistentvolumeclaims", _claim("named", storageClassName="plain"))
+    assert named["spec"]["storageClassName"] == "plain"

@@ -260,7 +260,9 @@ def test_the_chain_follows_kube_order_and_flags() -> None:
         "ServiceAccount",
         "Priority",
         "DefaultTolerationSeconds",
+        "DefaultStorageClass",
         "StorageObjectInUseProtection",
+        "PersistentVolumeClaimResize",
         "ResourceQuota",
     )
     chosen = enabled_admission_plugins([], ["ResourceQuota", "PodSecurity", "LimitRanger"])
@@ -269,7 +271,9 @@ def test_the_chain_follows_kube_order_and_flags() -> None:
         "ServiceAccount",
         "Priority",
         "DefaultTolerationSeconds",
+        "DefaultStorageClass",
         "StorageObjectInUseProtection",
+        "PersistentVolumeClaimResize",
     )
     with pytest.raises(
         AdmissionConfigError, match="plugin 'Nope' is unknown; known plugins: AlwaysAdmit, "

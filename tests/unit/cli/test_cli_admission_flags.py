@@ -26,7 +26,9 @@ def test_run_flags_choose_plugins_in_kube_order() -> None:
         "ServiceAccount",
         "Priority",
         "DefaultTolerationSeconds",
+        "DefaultStorageClass",
         "StorageObjectInUseProtection",
+        "PersistentVolumeClaimResize",
     )
 
 

@@ -27,6 +27,7 @@ def test_defaults_follow_kube_controller_manager() -> None:
     # '*': every controller that is on by default (kube's bootstrapsigner, tokencleaner are not)
     assert s.controllers == tuple(n for n, c in CONTROLLERS.items() if c.enabled_by_default)
     assert s.workers == {
+        "attachdetach": 1,
         "cloud-node": 1,
         "cloud-node-lifecycle": 1,
         "bootstrapsigner": 1,
@@ -48,6 +49,8 @@ def test_defaults_follow_kube_controller_manager() -> None:
         "namespace": 10,
         "nodeipam": 1,
         "nodelifecycle": 1,
+        "persistentvolume-binder": 1,
+        "persistentvolume-expander": 10,
         "podgc": 1,
         "pv-protection": 1,
         "pvc-protection": 1,
@@ -61,6 +64,7 @@ def test_defaults_follow_kube_controller_manager() -> None:
         "serviceaccount-token": 5,
         "statefulset": 5,
         "ttl": 5,
+        "storage-version-gc": 1,
         "tokencleaner": 1,
         "ttl-after-finished": 5,
     }
@@ -190,8 +194,8 @@ def test_unknown_controller_fails_fast_with_the_known_names(
     err = usage_error(["--controllers=*,-deploymnet"], capsys)
     assert "unknown controller '-deploymnet'" in err
     assert (
-        "known: bootstrapsigner, cloud-node, cloud-node-lifecycle, clusterrole-aggregation, "
-        "cronjob, csrapproving, csrcleaner" in err
+        "known: attachdetach, bootstrapsigner, cloud-node, cloud-node-lifecycle, "
+        "clusterrole-aggregation, cronjob, csrapproving, csrcleaner" in err
     )
 
 

@@ -11,6 +11,7 @@ import pytest
 from kcm.controllers import CONTROLLERS, ControllerOption, ControllerSpec, enabled_controllers
 
 KCM_NAMES = [
+    "attachdetach",
     "bootstrapsigner",
     "cloud-node",
     "cloud-node-lifecycle",
@@ -32,6 +33,8 @@ KCM_NAMES = [
     "namespace",
     "nodeipam",
     "nodelifecycle",
+    "persistentvolume-binder",
+    "persistentvolume-expander",
     "podgc",
     "pv-protection",
     "pvc-protection",
@@ -44,6 +47,7 @@ KCM_NAMES = [
     "serviceaccount",
     "serviceaccount-token",
     "statefulset",
+    "storage-version-gc",
     "tokencleaner",
     "ttl",
     "ttl-after-finished",
@@ -105,7 +109,7 @@ def test_enabled_controllers(selection: list[str], expected: list[str]) -> None:
 def test_unknown_names_are_all_reported() -> None:
     with pytest.raises(
         ValueError,
-        match=r"unknown controllers 'nope', '-nada'.*known: bootstrapsigner, cloud-node, ",
+        match=r"unknown controllers 'nope', '-nada'.*known: attachdetach, bootstrapsigner, ",
     ):
         enabled_controllers(["*", "nope", "-nada"])
 

@@ -21,7 +21,6 @@ from kcm.models.core_v1 import (
     PersistentVolumeClaimTemplate,
     PersistentVolumeClaimVolumeSource,
     PersistentVolumeSpec,
-    PersistentVolumeStatus,
     Pod,
     PodSpec,
     Volume,
@@ -125,9 +124,9 @@ async def test_a_bound_volume_is_kept_until_released(api_server: ApiServer) -> N
                     access_modes=["ReadWriteOnce"],
                     host_path={"path": "/tmp/pv-1"},
                 ),
-                status=PersistentVolumeStatus(phase="Bound"),
             )
         )
+        await volumes.patch_status("pv-1", {"status": {"phase": "Bound"}})
         await volumes.delete("pv-1")
         await env.quiesce()
         held = await volumes.get("pv-1")

@@ -1,0 +1,1 @@
+"""Strategies of the ``storage.k8s.io`` group (``pkg/registry/storage``)."""

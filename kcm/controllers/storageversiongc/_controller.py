@@ -1,0 +1,175 @@
+"""The storage version garbage collector: StorageVersion entries of API servers that are gone
+are removed, and a StorageVersion left without entries is deleted.
+
+kube-controller-manager's ``storage-version-gc``. An API server is alive while its identity
+Lease exists in ``kube-system`` with the label ``k8s.io/component=kube-apiserver``. A
+StorageVersion is synced when it is added or updated with an entry of a server that is not
+alive, and every StorageVersion naming a server is synced when that server's Lease is deleted.
+The sync reads the StorageVersion and the Leases live, as kube does.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any, final
+
+import anyio
+from anyio.abc import TaskStatus
+from prometheus_client import CollectorRegistry
+
+from kcm.client import ApiClient
+from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.errors import NotFound
+from kcm.informers import SharedInformerFactory
+from kcm.models import Lease, ObjectKey
+from kcm.models.internal_v1alpha1 import StorageVersion
+from kcm.record import EventRecorder
+from kcm.runtime import Controller, Result
+from kcm.workqueue import default_controller_rate_limiter
+
+from ._versions import live_entries, with_entries
+
+__all__ = ["IDENTITY_COMPONENT_LABEL", "StorageVersionGC"]
+
+logger = logging.getLogger(__name__)
+
+IDENTITY_COMPONENT_LABEL = "k8s.io/component"
+"""The label of an API server's identity Lease (value ``kube-apiserver``)."""
+
+
+def _is_identity(lease: Lease | None) -> bool:
+    if lease is None:
+        return False
+    return (lease.metadata.labels or {}).get(IDENTITY_COMPONENT_LABEL) == "kube-apiserver"
+
+
+@final
+class StorageVersionGC:
+    """Removes the StorageVersion entries of API servers without an identity Lease.
+
+    Args:
+        client: the API client.
+        factory: Leases and StorageVersions.
+        recorder: unused (kube's controller only logs); the common signature.
+        clock: the queue's backoff and the condition times.
+        workers: concurrent syncs (kube runs one per queue).
+        registry: a Prometheus registry for the controller and queue metrics.
+    """
+
+    def __init__(
+        self,
+        client: ApiClient,
+        factory: SharedInformerFactory,
+        *,
+        recorder: EventRecorder | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        workers: int = 1,
+        registry: CollectorRegistry | None = None,
+    ) -> None:
+        self._client = client
+        self._clock = clock
+        leases = factory.informer_for(Lease)
+        versions = factory.informer_for(StorageVersion)
+        self._leases = leases.lister()
+        self._versions = versions.lister()
+        self.controller: Controller[ObjectKey] = Controller(
+            "storage_version_garbage_collector",
+            self,
+            max_concurrent_reconciles=workers,
+            rate_limiter=default_controller_rate_limiter(clock=clock),
+            clock=clock,
+            metrics=registry,
+        )
+        self.controller.watch(versions, _VersionEvents(self._live))
+        self.controller.watch(leases, _LeaseEvents(self._versions.list))
+
+    def __repr__(self) -> str:
+        return "<StorageVersionGC>"
+
+    def _live(self, server: str) -> bool:
+        return _is_identity(self._leases.get_or_none("kube-system", server))
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Collect until cancelled."""
+        await self.controller.run(task_status=task_status)
+
+    async def reconcile(self, request: ObjectKey) -> Result:
+        """Drop StorageVersion ``request.name``'s entries of servers that are gone.
+
+        Raises:
+            KcmError: a read or write failed (retried with backoff).
+        """
+        api: Any = self._client.api(StorageVersion)
+        try:
+            version = await api.get(request.name)
+        except NotFound:
+            return Result()
+        leases: Any = self._client.api(Lease, namespace="kube-system")
+        live: dict[str, bool] = {}
+        for entry in (version.status.storage_versions if version.status else None) or ():
+            server = entry.api_server_id or ""
+            if server not in live:
+                try:
+                    live[server] = _is_identity(await leases.get(server))
+                except NotFound:
+                    live[server] = False
+        kept = live_entries(version, lambda server: live.get(server, False))
+        if kept is None:
+            return Result()
+        try:
+            if not kept:
+                await api.delete(request.name)
+                logger.info("deleted storage version %s: no API server left", request.name)
+            else:
+                updated = with_entries(version, kept, self._clock.now().replace(microsecond=0))
+                await api.update(version, updated, subresource="status")
+        except NotFound:
+            pass
+        return Result()
+
+
+class _VersionEvents:
+    """A StorageVersion added or updated with an entry of a server that is not alive."""
+
+    def __init__(self, live: Any) -> None:
+        self._live = live
+
+    def _keys(self, version: StorageVersion) -> Iterable[ObjectKey]:
+        stale = live_entries(version, self._live) is not None
+        return (ObjectKey("", version.metadata.name or ""),) if stale else ()
+
+    def create_keys(self, obj: StorageVersion, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
+        return self._keys(obj)
+
+    def update_keys(self, old: StorageVersion, new: StorageVersion) -> Iterable[ObjectKey]:
+        return self._keys(new)
+
+    def delete_keys(self, obj: StorageVersion, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
+        return ()
+
+
+class _LeaseEvents:
+    """An identity Lease deleted: every StorageVersion with an entry of that server."""
+
+    def __init__(self, versions: Any) -> None:
+        self._versions = versions
+
+    def create_keys(self, obj: Lease, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
+        return ()
+
+    def update_keys(self, old: Lease, new: Lease) -> Iterable[ObjectKey]:
+        return ()
+
+    def delete_keys(self, obj: Lease, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
+        if obj.metadata.namespace != "kube-system" or not _is_identity(obj):
+            return ()
+        server = obj.metadata.name
+        return [
+            ObjectKey("", v.metadata.name or "")
+            for v in self._versions()
+            if any(
+                e.api_server_id == server
+                for e in (v.status.storage_versions if v.status else None) or ()
+            )
+        ]
