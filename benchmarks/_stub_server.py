@@ -3,7 +3,16 @@
 ``python benchmarks/_stub_server.py --pods N --events M`` pre-encodes N pods from
 ``benchmarks/_corpus.py`` and a watch stream of M MODIFIED events, binds 127.0.0.1 on a free
 port and prints the port on stdout. Everything a request needs is pre-encoded at start-up, so
-serving is a dict lookup plus ``transport.writelines``; the server is never the bottleneck.
+serving is a dict lookup plus a write; the server is never the bottleneck.
+
+How the watch stream is written (``--flush-per-event``, the default, or ``--burst``):
+
+- flush per event, as kube-apiserver does (it flushes its response writer after every event):
+  one ``write`` (one ``send``) per event, then the server waits until the transport has handed
+  it to the kernel and yields to the loop before the next. A client that keeps up reads one
+  event per socket read; one that falls behind reads what has piled up in the socket buffer.
+- burst: the whole stream at once with ``writelines``; clients read many events per read,
+  which flatters clients with a high per-read cost (the benchmark's old behaviour).
 
 Routes (plain HTTP/1.1, keep-alive):
 
@@ -133,14 +142,43 @@ _DISCOVERY = {
 
 
 class StubProtocol(asyncio.Protocol):
-    def __init__(self, data: Data) -> None:
+    def __init__(self, data: Data, *, flush_per_event: bool) -> None:
         self.data = data
+        self.flush_per_event = flush_per_event
         self.buf = b""
         self.transport: asyncio.Transport | None = None
+        self.writable = asyncio.Event()
+        self.writable.set()
+        self.tasks: set[asyncio.Task[None]] = set()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        # Small high-water mark: "drained" means handed to the kernel, as a flush is.
+        transport.set_write_buffer_limits(high=0)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.writable.set()
+        for task in self.tasks:
+            task.cancel()
+
+    def pause_writing(self) -> None:
+        self.writable.clear()
+
+    def resume_writing(self) -> None:
+        self.writable.set()
+
+    async def stream_flushed(self, events: int) -> None:
+        """Write the first ``events`` chunks one at a time, each drained before the next."""
+        assert self.transport is not None
+        offsets, stream = self.data.offsets, self.data.stream
+        for k in range(events):
+            if self.transport.is_closing():
+                return
+            self.transport.write(stream[offsets[k] : offsets[k + 1]])
+            await self.writable.wait()
+            await asyncio.sleep(0)
+        self.transport.write(b"0\r\n\r\n")
 
     def data_received(self, chunk: bytes) -> None:
         self.buf += chunk
@@ -178,20 +216,28 @@ class StubProtocol(asyncio.Protocol):
                 b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                 b"Transfer-Encoding: chunked\r\n\r\n"
             )
-            if query.get("resourceVersion", "") in ("", "0", str(LIST_RV)):
+            if query.get("resourceVersion", "") not in ("", "0", str(LIST_RV)):
+                return  # hold the watch open with no events
+            if self.flush_per_event:
+                task = asyncio.get_running_loop().create_task(self.stream_flushed(events))
+                self.tasks.add(task)
+                task.add_done_callback(self.tasks.discard)
+            else:
                 self.transport.writelines(
                     [self.data.stream[: self.data.offsets[events]], b"0\r\n\r\n"]
                 )
-            return  # else: hold the watch open with no events
+            return
         limit = int(query["limit"]) if query.get("limit") else None
         start = int(query["continue"]) if query.get("continue") else 0
         body = self.data.page(size, start, limit)
         self.transport.writelines([_response("200 OK", sum(map(len, body))), *body])
 
 
-async def _serve(data: Data) -> None:
+async def _serve(data: Data, *, flush_per_event: bool) -> None:
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: StubProtocol(data), "127.0.0.1", 0, backlog=128)
+    server = await loop.create_server(
+        lambda: StubProtocol(data, flush_per_event=flush_per_event), "127.0.0.1", 0, backlog=128
+    )
     port = server.sockets[0].getsockname()[1]
     print(port, flush=True)
     async with server:
@@ -202,10 +248,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pods", type=int, required=True)
     parser.add_argument("--events", type=int, required=True)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--flush-per-event",
+        dest="flush_per_event",
+        action="store_true",
+        default=True,
+        help="write and drain each watch event on its own, as kube-apiserver (default)",
+    )
+    mode.add_argument(
+        "--burst",
+        dest="flush_per_event",
+        action="store_false",
+        help="write the whole watch stream at once",
+    )
     args = parser.parse_args()
     data = Data(args.pods, args.events)
     try:
-        asyncio.run(_serve(data))
+        asyncio.run(_serve(data, flush_per_event=args.flush_per_event))
     except KeyboardInterrupt:
         pass
 

@@ -11,8 +11,9 @@ with the bindings' missing roles as the reason. kube-apiserver's bootstrap polic
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ._requester import Requester
@@ -21,6 +22,12 @@ from ._store import Obj, Store
 __all__ = ["Attributes", "authorize", "rules_for"]
 
 _RBAC = "rbac.authorization.k8s.io"
+_RBAC_RESOURCES = tuple(
+    (_RBAC, plural) for plural in ("clusterrolebindings", "rolebindings", "clusterroles", "roles")
+)
+_CACHED_REQUESTERS = 4096
+
+_Visited = tuple[Obj, str, str, Mapping[str, Any], list[Any] | str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,9 +130,7 @@ def _bindings(store: Store, namespace: str) -> Iterable[tuple[Obj, str, str]]:
             yield binding, "RoleBinding", namespace
 
 
-def _visit(
-    store: Store, who: Requester, namespace: str
-) -> Iterator[tuple[Obj, str, str, Mapping[str, Any], list[Any] | str]]:
+def _visit(store: Store, who: Requester, namespace: str) -> Iterator[_Visited]:
     """(binding, kind, namespace, subject, the role's rules or the error of a missing role) of
     every binding that applies to ``who`` (kube's ``VisitRulesFor``)."""
     for binding, kind, bound_in in _bindings(store, namespace):
@@ -143,6 +148,35 @@ def _visit(
         )
 
 
+@dataclass(slots=True)
+class _VisitCache:
+    """The bindings that apply, per user, groups and namespace, while no RBAC object changes:
+    finding them sorts and scans every binding, and a client sends many requests as one user."""
+
+    version: tuple[int, ...]
+    applying: dict[tuple[str, tuple[str, ...], str], tuple[_Visited, ...]] = field(
+        default_factory=dict
+    )
+
+
+_visit_caches: weakref.WeakKeyDictionary[Store, _VisitCache] = weakref.WeakKeyDictionary()
+
+
+def _visit_cached(store: Store, who: Requester, namespace: str) -> tuple[_Visited, ...]:
+    """:func:`_visit`, remembered until a Role, ClusterRole or binding is written."""
+    version = tuple(store.revisions.get(rkey, 0) for rkey in _RBAC_RESOURCES)
+    cache = _visit_caches.get(store)
+    if cache is None or cache.version != version:
+        cache = _visit_caches[store] = _VisitCache(version)
+    key = (who.name, who.groups, namespace)
+    found = cache.applying.get(key)
+    if found is None:
+        if len(cache.applying) >= _CACHED_REQUESTERS:
+            cache.applying.clear()
+        found = cache.applying[key] = tuple(_visit(store, who, namespace))
+    return found
+
+
 def _aggregate(errors: list[str]) -> str:
     """Go's ``utilerrors.NewAggregate(...).Error()``."""
     return errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"
@@ -153,7 +187,7 @@ def authorize(store: Store, who: Requester, asked: Attributes) -> tuple[bool, st
     if who.privileged:
         return True, ""
     errors: list[str] = []
-    for binding, kind, namespace, subject, rules in _visit(store, who, asked.namespace):
+    for binding, kind, namespace, subject, rules in _visit_cached(store, who, asked.namespace):
         if isinstance(rules, str):
             errors.append(rules)
             continue
@@ -173,7 +207,7 @@ def rules_for(store: Store, who: Requester, namespace: str) -> tuple[list[Any], 
     error of the roles that are missing (kube's ``RulesFor``: a SelfSubjectRulesReview)."""
     found: list[Any] = []
     errors: list[str] = []
-    for _, _, _, _, rules in _visit(store, who, namespace):
+    for _, _, _, _, rules in _visit_cached(store, who, namespace):
         if isinstance(rules, str):
             errors.append(rules)
         else:

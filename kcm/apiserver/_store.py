@@ -248,6 +248,9 @@ class Store:
     ) -> None:
         self.backend: Backend = backend or MemoryBackend()
         self.rv, self.objects = self.backend.load()
+        self.revisions: dict[RKey, int] = {}
+        """The resource version of each resource's latest write in this process (caches of
+        derived state, such as RBAC's bindings per user, compare it)."""
         self.floor = self.rv
         self.history: deque[Event] = deque()
         self.history_size = history
@@ -300,6 +303,7 @@ class Store:
         # persist first: if this raises, memory (and watchers) never saw the write
         self.backend.write(rv, rkey, key, None if etype == "DELETED" else obj)
         self.rv = rv
+        self.revisions[rkey] = rv
         bucket = self.objects.setdefault(rkey, {})
         if etype == "DELETED":
             bucket.pop(key, None)

@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 
 from ._admission_flags import add_admission_flags, admission_plugins_from
+from ._event_loop import run_event_loop
 from ._values import listen_host, non_negative_int, parse_duration, port
 
 __all__ = ["add_parser", "run"]
@@ -195,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
                     return
 
     try:
-        anyio.run(serve)
+        run_event_loop(serve)
     except (DataDirLocked, EncryptionConfigError, EncryptionError) as exc:
         print(f"kcm apiserver: error: {exc}", file=sys.stderr)
         return 1

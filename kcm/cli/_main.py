@@ -1,7 +1,8 @@
 """Entry point of the ``kcm`` console script.
 
 ``kcm [flags]`` and ``kcm run [flags]`` start the controller manager; ``kcm apiserver`` serves
-the embedded API server alone; ``kcm cloud-controller-manager`` runs the cloud controllers.
+the embedded API server alone; ``kcm cloud-controller-manager`` runs the cloud controllers;
+``kcm bench`` measures informer throughput.
 Usage errors (unknown flag, bad value, unknown controller) exit with status 2 before anything
 starts, with one line on stderr: ``kcm: error: <what>; see kcm --help``.
 """
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from kcm.errors import MissingExtra
 
 from .._version import __version__
-from . import _apiserver, _completion
+from . import _apiserver, _bench, _completion
 from ._values import UsageErrorParser
 
 
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     _apiserver.add_parser(subparsers)
+    _bench.add_parser(subparsers)
     _completion.add_parser(subparsers)
     subparsers.add_parser(
         "cloud-controller-manager",
@@ -77,6 +79,6 @@ def _dispatch(args: list[str]) -> int:
         from ._ccm import run_ccm
 
         return run_ccm(args[1:])
-    parsed = build_parser().parse_args(args)  # --version, apiserver, or a usage error
+    parsed = build_parser().parse_args(args)  # --version, apiserver, bench, or a usage error
     code: int = parsed.func(parsed)
     return code

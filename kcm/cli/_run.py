@@ -27,6 +27,7 @@ from prometheus_client import CollectorRegistry
 from .._version import __version__
 from ._api_wait import probe_api_server, wait_for_api_server
 from ._cloud import cloud_provider_name, load_cloud
+from ._event_loop import run_event_loop
 from ._logging import configure_logging
 from ._secure_serving import (
     add_controller_checks,
@@ -625,7 +626,7 @@ def run(settings: RunSettings, *, environ: Mapping[str, str] | None = None) -> i
         logger.warning("the live status view needs the 'rich' package; logging instead")
         view = False
     try:
-        anyio.run(lambda: serve(settings, environ=environ, status_view=view))
+        run_event_loop(lambda: serve(settings, environ=environ, status_view=view))
     except GracefulShutdownTimeout as exc:  # before OSError: it is also a TimeoutError
         still = ", ".join(exc.runnables or exc.stages) or "nothing named"
         logger.error(

@@ -21,6 +21,7 @@ from typing import Any, Generic, TypeVar, cast
 import anyio
 import msgspec
 
+from kcm.clock import SystemClock
 from kcm.errors import DecodeError
 from kcm.models import (
     K8sStruct,
@@ -370,11 +371,16 @@ class Api(Generic[T]):
         _opt(params, "sendInitialEvents", send_initial_events)
         client = self._client
         idle = client.config.watch_idle_timeout if idle_timeout is None else idle_timeout
+        # On the real clock the transport enforces the idle timeout as its per-read timeout
+        # (one timer it re-arms on every read); a cancel scope per read cost ~5 µs per event.
+        # Any other clock (tests) needs the stream's own scope, which that clock drives.
+        by_transport = isinstance(client.clock, SystemClock)
         async with client.stream(
             "GET",
             self._collection_path(),
             params=params,
             headers=self._watch_headers,
+            read_timeout=idle if by_transport else None,
             header_timeout=idle,
         ) as response:
             stream: WatchStream[WatchEvent[T]] = WatchStream(
@@ -383,6 +389,7 @@ class Api(Generic[T]):
                 server=client.config.server,
                 clock=client.clock,
                 idle_timeout=idle,
+                idle_timeout_by_transport=by_transport,
             )
             try:
                 yield stream

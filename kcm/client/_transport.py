@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import sniffio
+from cachetools import LRUCache
 
 from kcm._extras import require
 from kcm.errors import ConfigError
@@ -60,9 +61,46 @@ def build_ssl_context(
 ) -> ssl.SSLContext:
     """One SSL context for ``config``: its CA (or the system store), client cert, verify mode.
 
+    Contexts are shared: a controller manager opens one client per controller, all with the
+    same TLS settings, and each new context loads the system trust store (tens of ms of CPU).
+    The cache is keyed by the settings, with files by path, size and modification time, so a
+    rotated certificate file gets a new context. Do not modify the returned context.
+
     Raises:
         ConfigError: the CA bundle or client certificate/key cannot be loaded.
     """
+    cert = client_certificate_data or config.client_certificate_data
+    key = client_key_data or config.client_key_data
+    cache_key = (
+        config.certificate_authority_data,
+        None if config.certificate_authority_data else _file_stamp(config.certificate_authority),
+        config.insecure_skip_tls_verify,
+        cert if cert and key else None,
+        key if cert and key else None,
+        None if cert and key else _file_stamp(config.client_certificate),
+        None if cert and key else _file_stamp(config.client_key),
+    )
+    ctx = _ssl_contexts.get(cache_key)
+    if ctx is None:
+        ctx = _ssl_contexts[cache_key] = _new_ssl_context(config, cert, key)
+    return ctx
+
+
+_ssl_contexts: LRUCache[tuple[object, ...], ssl.SSLContext] = LRUCache(32)
+
+
+def _file_stamp(path: str | None) -> tuple[str, int, int] | None:
+    """A file's path, size and mtime (None without a path; -1s for a missing file)."""
+    if not path:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (path, -1, -1)
+    return (path, st.st_size, st.st_mtime_ns)
+
+
+def _new_ssl_context(config: ClientConfig, cert: bytes | None, key: bytes | None) -> ssl.SSLContext:
     ctx = ssl.create_default_context()
     if config.certificate_authority_data:
         try:
@@ -85,8 +123,6 @@ def build_ssl_context(
     if config.insecure_skip_tls_verify:
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
-    cert = client_certificate_data or config.client_certificate_data
-    key = client_key_data or config.client_key_data
     if cert and key:
         _load_cert_chain(ctx, cert, key, config)
     elif config.client_certificate and config.client_key:
@@ -149,12 +185,12 @@ class _AiohttpStream(httpx.AsyncByteStream):
         try:
             async for chunk in self._response.content.iter_any():
                 yield chunk
+        except TimeoutError as exc:  # first: aiohttp's read timeouts are ClientErrors too
+            raise httpx.ReadTimeout(str(exc) or "read timed out") from exc
         except aiohttp.ClientPayloadError as exc:
             raise httpx.RemoteProtocolError(str(exc)) from exc
         except aiohttp.ClientError as exc:
             raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
-        except TimeoutError as exc:
-            raise httpx.ReadTimeout(str(exc) or "read timed out") from exc
 
     async def aclose(self) -> None:
         self._response.release()

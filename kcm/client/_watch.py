@@ -74,6 +74,7 @@ class WatchStream(Generic[T]):
         server: str,
         clock: Clock,
         idle_timeout: float,
+        idle_timeout_by_transport: bool = False,
     ) -> None:
         self._response = response
         # The raw transport stream: watches ask for identity encoding, so nothing to decode.
@@ -82,6 +83,7 @@ class WatchStream(Generic[T]):
         self._server = server
         self._clock = clock
         self._idle = idle_timeout
+        self._by_transport = idle_timeout_by_transport
         self._lines: list[bytes] = []
         self._pos = 0
         self._rest = b""
@@ -103,6 +105,11 @@ class WatchStream(Generic[T]):
                 raise StopAsyncIteration
             await self._fill()
 
+    def _idle_error(self) -> RequestTimeout:
+        return RequestTimeout(
+            f"watch received nothing for {self._idle:g}s (idle timeout)", server=self._server
+        )
+
     async def aclose(self) -> None:
         """Stop reading and finish the chunk iterator (the caller closes the response).
 
@@ -123,20 +130,29 @@ class WatchStream(Generic[T]):
                 return
 
     async def _fill(self) -> None:
-        # Each read may wait at most idle_timeout for the next bytes (on the injected clock).
+        # Each read may wait at most idle_timeout for the next bytes: the transport's read
+        # timeout on the real clock, else a scope on the injected clock.
         chunk: bytes | None = None
         error: Exception | None = None
-        async with move_on_after(self._clock, self._idle) as scope:
+        if self._by_transport:
             try:
                 chunk = await self._chunks.__anext__()
             except StopAsyncIteration:
                 chunk = None
-            except Exception as exc:  # re-raised below, outside the (fake-clock) task group
+            except httpx.TimeoutException as exc:
+                raise self._idle_error() from exc
+            except Exception as exc:
                 error = exc
-        if scope.cancelled_caught and chunk is None and error is None:
-            raise RequestTimeout(
-                f"watch received nothing for {self._idle:g}s (idle timeout)", server=self._server
-            )
+        else:
+            async with move_on_after(self._clock, self._idle) as scope:
+                try:
+                    chunk = await self._chunks.__anext__()
+                except StopAsyncIteration:
+                    chunk = None
+                except Exception as exc:  # re-raised below, outside the (fake-clock) task group
+                    error = exc
+            if scope.cancelled_caught and chunk is None and error is None:
+                raise self._idle_error()
         if error is not None:
             with map_http_errors(self._server):
                 raise error

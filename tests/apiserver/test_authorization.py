@@ -287,6 +287,47 @@ def test_a_role_binding_grants_only_in_its_namespace() -> None:
     assert authorize(store, JANE, res("list", "pods"))[0] is False  # all namespaces
 
 
+def test_decisions_follow_every_write_to_roles_and_bindings() -> None:
+    # the bindings that apply to a user are remembered between requests; any write to a Role,
+    # ClusterRole or binding must be seen by the next decision
+    store = _store()
+    asked = res("list", "pods", ns="dev")
+    assert authorize(store, JANE, asked)[0] is False
+    binding = {
+        "metadata": {"name": "b", "namespace": "dev"},
+        "roleRef": {"apiGroup": RBAC, "kind": "Role", "name": "reader"},
+        "subjects": [{"kind": "User", "name": "jane"}],
+    }
+    store.create((RBAC, "rolebindings"), binding)
+    assert authorize(store, JANE, asked) == (
+        False,
+        'RBAC: role.rbac.authorization.k8s.io "reader" not found',
+    )
+    role = {"metadata": {"name": "reader", "namespace": "dev"}, "rules": POD_READER}
+    store.create((RBAC, "roles"), role)
+    assert authorize(store, JANE, asked)[0] is True
+    assert authorize(store, JANE, asked)[0] is True  # remembered
+    emptied = {**role, "rules": []}
+    store.update((RBAC, "roles"), emptied, role)
+    assert authorize(store, JANE, asked)[0] is False
+    store.update((RBAC, "roles"), {**role}, emptied)
+    assert authorize(store, JANE, asked)[0] is True
+    store.delete((RBAC, "rolebindings"), binding, binding)
+    assert authorize(store, JANE, asked)[0] is False
+    store.create(
+        (RBAC, "clusterrolebindings"),
+        {
+            "metadata": {"name": "c"},
+            "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": "cr"},
+            "subjects": [{"kind": "Group", "name": "dev"}],
+        },
+    )
+    store.create((RBAC, "clusterroles"), {"metadata": {"name": "cr"}, "rules": POD_READER})
+    assert authorize(store, JANE, asked)[0] is True
+    other = Requester("joe", ("ops",))  # another user: its own bindings
+    assert authorize(store, other, asked)[0] is False
+
+
 def test_system_masters_may_do_anything() -> None:
     admin = Requester("root", ("system:masters",))
     assert authorize(_store(), admin, res("delete", "nodes", name="n"))[0]

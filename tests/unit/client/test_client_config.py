@@ -381,6 +381,28 @@ def test_ssl_context_from_config(cert_pair: tuple[bytes, bytes], tmp_path: Path)
     _raises("cannot load client certificate", lambda: build_ssl_context(files))
 
 
+def test_clients_with_the_same_tls_settings_share_one_ssl_context(
+    cert_pair: tuple[bytes, bytes], tmp_path: Path
+) -> None:
+    # a controller manager opens one client per controller; each new context would load the
+    # system trust store again
+    from kcm.client._transport import build_ssl_context
+
+    cert, _ = cert_pair
+    insecure = ClientConfig(server="https://x", insecure_skip_tls_verify=True)
+    assert build_ssl_context(insecure) is build_ssl_context(
+        ClientConfig(server="https://y", insecure_skip_tls_verify=True, token="t")
+    )
+    assert build_ssl_context(insecure) is not build_ssl_context(ClientConfig(server="https://x"))
+    ca = tmp_path / "ca.crt"
+    ca.write_bytes(cert)
+    from_file = ClientConfig(server="https://x", certificate_authority=str(ca))
+    first = build_ssl_context(from_file)
+    assert build_ssl_context(from_file) is first
+    ca.write_bytes(cert + b"\n")  # a rotated file (another size) gets a new context
+    assert build_ssl_context(from_file) is not first
+
+
 @pytest.mark.parametrize(
     ("server", "problem"),
     [

@@ -224,6 +224,50 @@ async def test_bytes_push_the_idle_deadline_back(make_client: MakeClient, server
     assert len(failure) == 1
 
 
+class TimingOutBody(Body):
+    """A body whose second read times out in the transport (its per-read timeout)."""
+
+    async def __anext__(self) -> bytes:
+        if not self.chunks:
+            raise httpx.ReadTimeout("read timed out")
+        return await super().__anext__()
+
+
+async def test_on_the_real_clock_the_transport_keeps_the_idle_timeout(
+    make_client: MakeClient, server: Any
+) -> None:
+    """No cancel scope per read on the system clock: the watch asks the transport for a
+    per-read timeout of ``idle_timeout``, and its read timeout is the same idle RequestTimeout."""
+    timeouts: list[dict[str, Any]] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        timeouts.append(request.extensions["timeout"])
+        return httpx.Response(200, content=TimingOutBody(event("ADDED")))
+
+    server.responses.append(answer)
+    seen: list[WatchEvent[Any]] = []
+    async with make_client() as client:
+        with pytest.raises(RequestTimeout, match=r"nothing for 7s \(idle timeout\)"):
+            await collect(client, seen, idle_timeout=7)
+    assert [ev.type for ev in seen] == ["ADDED"]
+    assert timeouts[0]["read"] == 7
+
+
+async def test_on_a_fake_clock_the_transport_has_no_read_timeout(
+    make_client: MakeClient, server: Any
+) -> None:
+    timeouts: list[dict[str, Any]] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        timeouts.append(request.extensions["timeout"])
+        return streaming(event("ADDED"))
+
+    server.responses.append(answer)
+    async with make_client(clock=FakeClock()) as client:
+        assert [ev.type for ev in await collect(client, idle_timeout=7)] == ["ADDED"]
+    assert timeouts[0]["read"] is None
+
+
 async def test_breaking_out_closes_the_stream(make_client: MakeClient, server: Any) -> None:
     server.responses.append(streaming(event("ADDED"), hang=True))
     async with make_client() as client:
