@@ -365,7 +365,11 @@ async def _connect(
         config = _client_config(settings, env)
         url = config.server
     config = msgspec.structs.replace(
-        config, qps=settings.kube_api_qps, burst=settings.kube_api_burst
+        config,
+        qps=settings.kube_api_qps,
+        burst=settings.kube_api_burst,
+        # Its own server over loopback: gzip would cost CPU at both ends and save nothing.
+        disable_compression=config.disable_compression or embedded,
     )
     return config, url
 
