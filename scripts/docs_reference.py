@@ -198,6 +198,7 @@ def _families() -> list[tuple[str, str, str, tuple[str, ...]]]:
     """(name, type, help, labels) of every family a Manager with every controller registers."""
     import anyio
 
+    from kcm.cli._secure_serving import metrics_registry
     from kcm.client import ApiClient, ClientConfig
     from kcm.controllers import CONTROLLERS, ControllerDisabled
     from kcm.runtime import LeaderElectionOptions, Manager
@@ -205,8 +206,12 @@ def _families() -> list[tuple[str, str, str, tuple[str, ...]]]:
 
     async def collect() -> list[tuple[str, str, str, tuple[str, ...]]]:
         # Nothing connects: controllers register their metrics when added, not when run.
+        # kcm run's registry: the process collectors and rest_client_* are on it already.
         async with ApiClient(ClientConfig(server="http://127.0.0.1:1")) as client:
-            manager = Manager(client, leader_election=LeaderElectionOptions(name="kcm"))
+            registry, _ = metrics_registry()
+            manager = Manager(
+                client, registry=registry, leader_election=LeaderElectionOptions(name="kcm")
+            )
             for spec in CONTROLLERS.values():
                 spec.load()
                 try:

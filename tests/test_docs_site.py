@@ -143,6 +143,8 @@ def test_the_metrics_reference_lists_what_kcm_registers() -> None:
         "controller_runtime_reconcile_time_seconds",
         "leader_election_master_status",
         "kcm_events_dropped_total",
+        "rest_client_requests_total",
+        "process_cpu_seconds_total",
     ):
         assert expected in names
     assert names == sorted(names)
@@ -238,3 +240,14 @@ def test_sphinx_roles_become_code_spans_in_the_reference() -> None:
     roles = _roles()
     text = "Raises :class:`~kcm.errors.NotFound`; see :meth:`Manager.run` and this::\n\n    x"
     assert roles.strip_roles(text) == "Raises `NotFound`; see `Manager.run` and this:\n\n    x"
+
+
+def test_the_metrics_comparison_page_is_current() -> None:
+    """docs/metrics.md (kcm's families beside kube-controller-manager's) is regenerated."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "metrics_comparison.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr

@@ -88,7 +88,7 @@ def _lightkube(kubeconfig: str, ns: str, resource: str, rv: str, updates: int) -
         async for obj in client.list(res, namespace=ns, chunk_size=500):
             cache[(obj.metadata.namespace, obj.metadata.name)] = obj
         list_s, list_cpu = clock.since()
-        per_object = (settled_rss() - base) / max(len(cache), 1)
+        per_object = max(0.0, (settled_rss() - base) / max(len(cache), 1))
         clock, seen = _Clock(), 0
         if updates:
             async for _type, obj in client.watch(res, namespace=ns, resource_version=rv):
@@ -122,7 +122,7 @@ def _kubernetes(kubeconfig: str, ns: str, resource: str, rv: str, updates: int) 
             break
     del page
     list_s, list_cpu = clock.since()
-    per_object = (settled_rss() - base) / max(len(cache), 1)
+    per_object = max(0.0, (settled_rss() - base) / max(len(cache), 1))
     clock, seen = _Clock(), 0
     if updates:
         for event in kubernetes.watch.Watch().stream(lister, ns, resource_version=rv):

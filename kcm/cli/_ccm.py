@@ -30,6 +30,7 @@ from ._flags import (
     _option_dest,
     parse_settings,
 )
+from ._serving_flags import serving_from
 from ._settings import RunSettings
 from ._values import UsageErrorParser
 
@@ -91,7 +92,7 @@ def build_ccm_parser() -> argparse.ArgumentParser:
         if action.dest == "leader_elect_resource_name":
             action.help = "lock name (default cloud-controller-manager)"
         elif action.dest == "secure_port":
-            action.help = f"port; 0 turns serving off (default {CCM_PORT}; plain HTTP)"
+            action.help = f"HTTPS port; 0 turns serving off (default {CCM_PORT})"
     return parser
 
 
@@ -145,6 +146,7 @@ def _settings(args: argparse.Namespace) -> RunSettings:
         resource_namespace=args.leader_elect_resource_namespace,
         bind_address=args.bind_address,
         secure_port=args.secure_port,
+        serving=serving_from(args),
         simulate=False,
         verbosity=args.verbosity,
         logging_format=args.logging_format,

@@ -29,11 +29,11 @@ from ._kube_flags import (
     add_feature_gates_flag,
     compatibility_flags_given,
 )
+from ._serving_flags import add_logging_flags, add_serving_flags, serving_from
 from ._settings import RunSettings
 from ._values import (
     UsageErrorParser,
     format_duration,
-    ip_address,
     non_negative_int,
     parse_bool,
     parse_duration,
@@ -313,25 +313,8 @@ def _add_leader_election_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_serving_flags(parser: argparse.ArgumentParser) -> None:
-    """Where /healthz, /readyz and /metrics are served."""
-    srv = parser.add_argument_group(
-        "serving", "/healthz, /readyz and /metrics, served over plain HTTP (no TLS, no authn)"
-    )
-    srv.add_argument(
-        "--bind-address",
-        type=ip_address,
-        default=None,
-        metavar="IP",
-        help="address (default 127.0.0.1 in embedded mode, so a laptop does not serve it to "
-        "the network; 0.0.0.0 against a cluster, as kube-controller-manager)",
-    )
-    srv.add_argument(
-        "--secure-port",
-        type=port,
-        default=10257,
-        metavar="PORT",
-        help="port; 0 turns serving off (default 10257; plain HTTP despite the name)",
-    )
+    """Where and how /healthz, /livez, /readyz and /metrics are served."""
+    add_serving_flags(parser)
 
 
 def _add_embedded_flags(parser: argparse.ArgumentParser) -> None:
@@ -431,14 +414,17 @@ def _add_output_flags(parser: argparse.ArgumentParser) -> None:
         default=0,
         metavar="LEVEL",
         dest="verbosity",
-        help="log verbosity: 0 info, 2 more, 4+ debug (default 0)",
+        help="klog verbosity: 0 errors, warnings and start-up, 2 steady-state info, 4 debug, "
+        "6 requests (method, URL, code, latency), 7 their headers, 8 bodies (truncated), 9 "
+        "whole bodies (default 0)",
     )
     log.add_argument(
         "--logging-format",
         choices=("text", "json"),
         default="text",
-        help="log line format (default text)",
+        help="text (klog's header) or json (component-base's keys) (default text)",
     )
+    add_logging_flags(log)
     log.add_argument(
         "--status-view",
         choices=("auto", "on", "off"),
@@ -624,6 +610,7 @@ def _settings_from(args: argparse.Namespace) -> RunSettings:
         resource_namespace=args.leader_elect_resource_namespace,
         bind_address=args.bind_address,
         secure_port=args.secure_port,
+        serving=serving_from(args),
         data_dir=Path(args.data_dir).expanduser() if args.data_dir else default_data_dir(),
         apiserver_port=args.apiserver_port,
         apiserver_insecure_http=args.apiserver_insecure_http,

@@ -25,10 +25,18 @@ import msgspec
 from prometheus_client import CollectorRegistry
 
 from .._version import __version__
+from ._api_wait import probe_api_server, wait_for_api_server
 from ._cloud import cloud_provider_name, load_cloud
 from ._event_loop import run_event_loop
 from ._logging import configure_logging
+from ._secure_serving import (
+    add_controller_checks,
+    log_accepted_flags,
+    metrics_registry,
+    serving_options,
+)
 from ._settings import RunSettings
+from ._tracing import start_tracing
 
 __all__ = [
     "log_ignored_flags",
@@ -63,10 +71,9 @@ def __getattr__(name: str) -> Any:
 
 def _locked_hint(data_dir: Path) -> str:
     return (
-        "is another kcm running? stop it, or run this one with another --data-dir and "
-        "another --secure-port (or --secure-port=0; the first kcm serves its health port), "
-        f"or join that cluster as a standby with --kubeconfig={data_dir / 'kubeconfig'} "
-        "--secure-port=0"
+        "is another kcm running? stop it, or run this one with another --data-dir (it serves "
+        "its health port on a free port if the first holds 10257), or join that cluster as a "
+        f"standby with --kubeconfig={data_dir / 'kubeconfig'} --secure-port=0"
     )
 
 
@@ -263,10 +270,20 @@ async def serve(
         kcm.errors.GracefulShutdownTimeout (the shutdown after the signal outlived the
         manager's grace period), DataDirLocked, OSError and whatever the manager raises.
     """
+    from kcm.client import observe_requests, trace_requests
+    from kcm.runtime import trace_reconciles
+
+    registry, requests = metrics_registry()
+    env = os.environ if environ is None else environ
+    tracer, provider = start_tracing(settings.serving.tracing_config_file, env)
     try:
-        return await _serve(settings, environ, out, status_view, receiver)
+        with observe_requests(requests), trace_requests(tracer), trace_reconciles(tracer):
+            return await _serve(settings, environ, out, status_view, receiver, registry)
     except BaseExceptionGroup as group:
         raise _single(group) from None
+    finally:
+        if provider is not None:
+            provider.shutdown()  # flushes the spans still batched
 
 
 async def _client(
@@ -348,7 +365,11 @@ async def _connect(
         config = _client_config(settings, env)
         url = config.server
     config = msgspec.structs.replace(
-        config, qps=settings.kube_api_qps, burst=settings.kube_api_burst
+        config,
+        qps=settings.kube_api_qps,
+        burst=settings.kube_api_burst,
+        # Its own server over loopback: gzip would cost CPU at both ends and save nothing.
+        disable_compression=config.disable_compression or embedded,
     )
     return config, url
 
@@ -480,12 +501,14 @@ async def _serve(
     out: TextIO | None,
     status_view: bool,
     receiver: Any,
+    registry: CollectorRegistry,
 ) -> signal.Signals | None:
     from kcm.runtime import Manager
 
     env = os.environ if environ is None else environ
     log_ignored_flags(settings)
     embedded = settings.embedded(env)
+    log_accepted_flags(settings.serving.accepted)
     simulate = settings.simulating(embedded=embedded)
     async with contextlib.AsyncExitStack() as stack:
         config, server_url = await _connect(
@@ -496,15 +519,19 @@ async def _serve(
             simulate=simulate,
             stack=stack,
         )
+        shared = await _client(stack, config, "shared-informers")
+        unreachable = not embedded and await probe_api_server(shared, server_url)
+        bind = settings.health_bind_address(embedded=embedded)
         manager = Manager(
-            await _client(stack, config, "shared-informers"),
-            registry=CollectorRegistry(),
+            shared,
+            registry=registry,
             leader_election=await _leader_election(settings, config, stack),
-            health_address=(
-                f"{_host(settings.health_bind_address(embedded=embedded))}:{settings.secure_port}"
-                if settings.secure_port
-                else None
-            ),
+            health_address=f"{_host(bind)}:{settings.secure_port}"
+            if settings.secure_port
+            else None,
+            serving=await serving_options(settings.serving, bind, env, stack, embedded=embedded)
+            if settings.secure_port
+            else None,
         )
         if simulate:  # first: nodes exist before the controllers (started in order) need them
             await _add_simulation(manager, settings, config, stack)
@@ -522,6 +549,7 @@ async def _serve(
             settings = dataclasses.replace(settings, use_service_account_credentials=False)
         failed = await _add_controllers(manager, settings, config, stack, cloud)
         started = [n for n in settings.controllers if n not in failed]
+        add_controller_checks(manager, started)
         logger.info(
             "kcm %s: %s mode against %s; controllers: %s%s; leader election %s",
             __version__,
@@ -545,6 +573,8 @@ async def _serve(
                 kubeconfig=str(settings.kubeconfig_path) if embedded else None,
                 clock=manager.clock,
             )
+        if not embedded:  # after the flags' checks, so a bad flag is not hidden by the wait
+            await wait_for_api_server(shared, server_url, failed_once=unreachable)
         received = await _run_manager(manager, view, receiver)
         if received is not None:
             logger.info("kcm stopped after %s", received.name)

@@ -11,6 +11,8 @@ from typing import Any
 from kcm.leaderelection import LeaderElectionConfig
 from kcm.simulation import SimulationConfig
 
+from ._serving_flags import ServingSettings
+
 __all__ = ["RunSettings"]
 
 
@@ -49,6 +51,7 @@ class RunSettings:
     resource_namespace: str = "kube-system"
     bind_address: str | None = None
     secure_port: int = 10257
+    serving: ServingSettings = field(default_factory=ServingSettings)
     data_dir: Path = Path("kcm-data")
     apiserver_port: int = 0
     apiserver_insecure_http: bool = False

@@ -105,6 +105,17 @@ def _squash(name: str) -> str:
     return "".join(ch for ch in name.lower() if ch.isalnum())
 
 
+_QUEUE_OWNERS = {
+    "ClusterRoleAggregator": "clusterrole-aggregation",
+    "noexec_taint_pod": "nodelifecycle",
+    "replicationmanager": "replicationcontroller",
+    "ttl_jobs_to_delete": "ttl-after-finished",
+    "ttlcontroller": "ttl",
+}
+"""Work queues named as kube-controller-manager's whose name does not start with the
+controller's (the rest match by prefix: ``endpoint_slice`` is endpointslice's)."""
+
+
 def _rows(
     controllers: Iterable[str], metrics: _Metrics, rates: dict[str, float]
 ) -> list[ControllerRow]:
@@ -115,7 +126,8 @@ def _rows(
     owner: dict[str, str] = {}
     for metric_name in metrics.workers:
         squashed = _squash(metric_name)
-        match = next((n for n in names if squashed.startswith(_squash(n))), None)
+        matches = [n for n in names if squashed.startswith(_squash(n))]
+        match = _QUEUE_OWNERS.get(metric_name) or max(matches, key=len, default=None)
         owner[metric_name] = match or metric_name
     extra = sorted({o for o in owner.values() if o not in names and o not in _SIM_CONTROLLERS})
     names += extra + [n for n in _SIM_CONTROLLERS if n in owner.values()]

@@ -32,6 +32,10 @@ from ._discovery import DiscoveryResult as DiscoveryResult
 from ._discovery import server_preferred_resources as server_preferred_resources
 from ._jsonpatch import json_patch as json_patch
 from ._ratelimit import TokenBucket as TokenBucket
+from ._request_metrics import RequestMetrics as RequestMetrics
+from ._request_metrics import observe_requests as observe_requests
+from ._request_metrics import url_template as url_template
+from ._request_tracing import trace_requests as trace_requests
 from ._retry import RetryPolicy as RetryPolicy
 from ._transport import AiohttpTransport as AiohttpTransport
 from ._watch import WatchStream as WatchStream
@@ -46,6 +50,7 @@ __all__ = [
     "ExecCredential",
     "KubeAuth",
     "PatchType",
+    "RequestMetrics",
     "RetryPolicy",
     "TokenBucket",
     "TokenSource",
@@ -55,5 +60,8 @@ __all__ = [
     "load_config",
     "load_kubeconfig",
     "load_kubeconfig_dict",
+    "observe_requests",
     "server_preferred_resources",
+    "trace_requests",
+    "url_template",
 ]

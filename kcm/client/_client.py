@@ -36,6 +36,7 @@ from ._discovery import Discovery
 from ._errors import error_from_response, map_http_errors, parse_retry_after
 from ._ratelimit import TokenBucket
 from ._retry import RetryPolicy
+from ._round_trip import round_trip
 from ._transport import (
     BODY,
     DEFAULT_MAX_CONNECTIONS,
@@ -312,13 +313,13 @@ class ApiClient:
             raise RuntimeError("use the ApiClient inside `async with ApiClient(config) as client`")
         auth = self._auth
         if auth is None:
-            response = await transport.handle_async_request(request)
+            response = await round_trip(transport, request)
         else:
             flow = auth.async_auth_flow(request)
             try:
                 request = await flow.__anext__()
                 while True:
-                    response = await transport.handle_async_request(request)
+                    response = await round_trip(transport, request)
                     try:
                         following = await flow.asend(response)
                     except StopAsyncIteration:

@@ -9,6 +9,7 @@ and when the key comes back. See docs/runtime.md.
 from ._builder import ControllerBuilder as ControllerBuilder
 from ._builder import controller_for as controller_for
 from ._controller import Controller as Controller
+from ._delegated_auth import DelegatedAuth as DelegatedAuth
 from ._finalizers import add_finalizer as add_finalizer
 from ._finalizers import has_finalizer as has_finalizer
 from ._finalizers import remove_finalizer as remove_finalizer
@@ -21,6 +22,7 @@ from ._handlers import enqueue_mapped as enqueue_mapped
 from ._handlers import enqueue_object as enqueue_object
 from ._handlers import enqueue_owner as enqueue_owner
 from ._health_server import HealthCheck as HealthCheck
+from ._health_server import ServingOptions as ServingOptions
 from ._manager import LeaderElectionOptions as LeaderElectionOptions
 from ._manager import Manager as Manager
 from ._manager import Runnable as Runnable
@@ -42,6 +44,7 @@ from ._predicates import or_ as or_
 from ._predicates import predicate as predicate
 from ._predicates import resource_version_changed as resource_version_changed
 from ._predicates import spec_or_deletion_changed as spec_or_deletion_changed
+from ._reconcile_tracing import trace_reconciles as trace_reconciles
 from ._reconciler import ReconcileContext as ReconcileContext
 from ._reconciler import ReconcileFunc as ReconcileFunc
 from ._reconciler import Reconciler as Reconciler
@@ -50,6 +53,8 @@ from ._reconciler import Result as Result
 from ._reconciler import TerminalError as TerminalError
 from ._reconciler import current_reconcile as current_reconcile
 from ._reconciler import is_terminal as is_terminal
+from ._serving_tls import self_signed_context as self_signed_context
+from ._serving_tls import serving_context as serving_context
 from ._shutdown import graceful_shield as graceful_shield
 from ._types import HasMetadata as HasMetadata
 
@@ -57,6 +62,7 @@ __all__ = [
     "RECONCILE_TIME_BUCKETS",
     "Controller",
     "ControllerBuilder",
+    "DelegatedAuth",
     "EnqueueForObject",
     "EnqueueForOwner",
     "EnqueueMapped",
@@ -74,6 +80,7 @@ __all__ = [
     "Request",
     "Result",
     "Runnable",
+    "ServingOptions",
     "TerminalError",
     "add_finalizer",
     "and_",
@@ -97,7 +104,10 @@ __all__ = [
     "remove_finalizer",
     "resource_version_changed",
     "run_until_signal",
+    "self_signed_context",
+    "serving_context",
     "set_controller_reference",
     "set_owner_reference",
     "spec_or_deletion_changed",
+    "trace_reconciles",
 ]

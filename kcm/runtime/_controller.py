@@ -32,6 +32,7 @@ from kcm.workqueue import (
 from ._handlers import EventHandler, QueueingHandler
 from ._metrics import ControllerMetrics
 from ._predicates import Predicate
+from ._reconcile_tracing import reconcile_span
 from ._reconciler import (
     ReconcileContext,
     Reconciler,
@@ -43,6 +44,9 @@ from ._reconciler import (
 from ._shutdown import breakable, graceful_shield
 
 __all__ = ["Controller"]
+
+_STEADY_STATE = 15
+"""Between DEBUG and INFO: klog's -v=2 ("Started controller") in ``kcm run``'s logging."""
 
 logger = logging.getLogger(__name__)
 
@@ -335,7 +339,8 @@ class Controller(Generic[K]):
                 async with anyio.create_task_group() as tg:
                     await tg.start(self.queue.run)
                     tg.start_soon(self._run_workers, workers_scope)
-                    logger.info(
+                    logger.log(
+                        _STEADY_STATE,
                         "starting %d workers for controller %s",
                         self.max_concurrent_reconciles,
                         self.name,
@@ -448,7 +453,8 @@ class Controller(Generic[K]):
         token = _current.set(context)
         start = self._clock.monotonic()
         try:
-            result = await self._call(key)
+            with reconcile_span(self.name, key, context.reconcile_id):
+                result = await self._call(key)
         except Exception as exc:
             self._handle_outcome(key, context.reconcile_id, None, exc)
         else:

@@ -7,22 +7,27 @@ known before anything is served) and runs hypercorn on whichever backend anyio r
 
 from __future__ import annotations
 
+import errno
 import inspect
 import logging
 import socket
-from collections.abc import Awaitable, Callable, Mapping
+import ssl
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeAlias, final
 from urllib.parse import parse_qs
 
 import anyio
 import sniffio
 from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, Metric
 from prometheus_client.exposition import choose_encoder
 
 from kcm._extras import require
 
-__all__ = ["HealthCheck", "HealthServer", "HealthzApp", "parse_address"]
+from ._delegated_auth import DelegatedAuth, Denied
+
+__all__ = ["HealthCheck", "HealthServer", "HealthzApp", "ServingOptions", "parse_address"]
 
 logger = logging.getLogger(__name__)
 
@@ -62,27 +67,53 @@ async def _run_check(check: HealthCheck) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class ServingOptions:
+    """How the manager's endpoint serves: ``ssl_context`` (None: plain HTTP), ``auth``
+    (None: every request is allowed) and ``fallback_to_free_port`` (see
+    :class:`HealthServer`)."""
+
+    ssl_context: ssl.SSLContext | None = None
+    auth: DelegatedAuth | None = None
+    fallback_to_free_port: bool = False
+
+
+def _ping() -> None:
+    """Always healthy: the server answers."""
+
+
+_PING: dict[str, HealthCheck] = {"ping": _ping}
+
+
 @final
 class HealthzApp:
-    """The ASGI app: ``/healthz``, ``/readyz`` (and ``/<endpoint>/<check>``) and ``/metrics``.
+    """The ASGI app: ``/healthz``, ``/livez``, ``/readyz`` (and ``/<endpoint>/<check>``) and
+    ``/metrics``.
 
     Health endpoints behave as kube-apiserver's: 200 ``ok`` when every check passes; 500 with
     one ``[+]name ok`` / ``[-]name failed: reason withheld`` line per check and
     ``<endpoint> check failed`` when one fails; ``?verbose`` lists the checks (with the failure
-    reasons) on success too; ``?exclude=name`` skips a check.
+    reasons) on success too; ``?exclude=name`` skips a check. An endpoint with no checks has
+    kube's implicit ``ping``.
 
     Args:
         checks: endpoint name (``"healthz"``, ``"readyz"``) to its named checks; the mappings
             are read on each request, so checks added later are served.
         registry: what ``/metrics`` exposes (text format 0.0.4, or OpenMetrics if the client
             asks for it).
+        auth: delegated authentication and authorization of every request (None: open).
     """
 
     def __init__(
-        self, checks: Mapping[str, Mapping[str, HealthCheck]], registry: CollectorRegistry
+        self,
+        checks: Mapping[str, Mapping[str, HealthCheck]],
+        registry: CollectorRegistry,
+        *,
+        auth: DelegatedAuth | None = None,
     ) -> None:
         self._checks = checks
         self._registry = registry
+        self._auth = auth
 
     async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
         if scope["type"] == "lifespan":
@@ -97,23 +128,29 @@ class HealthzApp:
             return
         path = str(scope["path"]).rstrip("/") or "/"
         query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"), True)
+        headers = {
+            name.decode("latin-1"): value.decode("latin-1")
+            for name, value in scope.get("headers", ())
+        }
+        if self._auth is not None:
+            try:
+                await self._auth.check(scope["method"], path, headers.get("authorization"))
+            except Denied as denied:
+                await _respond(send, denied.status, denied.body, "application/json")
+                return
         if scope["method"] not in ("GET", "HEAD"):
             await _respond(send, 405, b"method not allowed\n")
             return
         if path == "/metrics":
-            accept = ""
-            for name, value in scope.get("headers", ()):
-                if name == b"accept":
-                    accept = value.decode("latin-1")
-            encoder, content_type = choose_encoder(accept)
-            await _respond(send, 200, encoder(self._registry), content_type)
+            encoder, content_type = choose_encoder(headers.get("accept", ""))
+            await _respond(send, 200, encoder(_WithoutCreated(self._registry)), content_type)
             return
         endpoint, _, single = path.lstrip("/").partition("/")
         checks = self._checks.get(endpoint)
         if checks is None:
             await _respond(send, 404, b"404 page not found\n")
             return
-        status, body = await self._check(endpoint, dict(checks), single, query)
+        status, body = await self._check(endpoint, dict(checks) or _PING, single, query)
         await _respond(send, status, body.encode())
 
     async def _check(
@@ -167,6 +204,28 @@ async def _respond(
 
 
 @final
+class _WithoutCreated:
+    """``registry`` without the ``*_created`` series prometheus-client adds to counters,
+    histograms and summaries (Go's client never has them; dropped here, in kcm's exposition,
+    not by turning them off for every registry of the process)."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._registry = registry
+
+    def collect(self) -> Iterator[Metric]:
+        for metric in self._registry.collect():
+            if metric.type not in _WITH_CREATED:
+                yield metric
+                continue
+            kept = Metric(metric.name, metric.documentation, metric.type, metric.unit)
+            kept.samples = [s for s in metric.samples if not s.name.endswith("_created")]
+            yield kept
+
+
+_WITH_CREATED = frozenset({"counter", "histogram", "summary", "gaugehistogram"})
+
+
+@final
 class HealthServer:
     """Serves an ASGI app with hypercorn on ``host:port`` until cancelled.
 
@@ -178,17 +237,28 @@ class HealthServer:
         address: ``"host:port"``; port 0 picks a free port.
         app: the ASGI application.
         graceful_timeout: seconds open requests may take to finish after cancellation.
+        ssl_context: serve HTTPS with it (None: plain HTTP).
+        fallback_to_free_port: when ``address``'s port is taken, listen on a free port instead
+            (and log it) rather than fail; for a laptop's embedded cluster, never a real one.
 
     Raises:
         ValueError: a malformed address.
     """
 
     def __init__(
-        self, address: str, app: Callable[..., Awaitable[None]], *, graceful_timeout: float = 3.0
+        self,
+        address: str,
+        app: Callable[..., Awaitable[None]],
+        *,
+        graceful_timeout: float = 3.0,
+        ssl_context: ssl.SSLContext | None = None,
+        fallback_to_free_port: bool = False,
     ) -> None:
         self._host, self._port = parse_address(address)
         self._app = app
         self._graceful_timeout = graceful_timeout
+        self._ssl = ssl_context
+        self._fallback = fallback_to_free_port
         self._bound: tuple[str, int] | None = None
 
     @property
@@ -205,21 +275,17 @@ class HealthServer:
         return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
     def _bind(self) -> socket.socket:
-        family = socket.AF_INET6 if ":" in self._host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
         try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            sock.bind((self._host, self._port))
-            sock.listen(128)
-            sock.setblocking(False)
+            return _listen(self._host, self._port)
         except OSError as exc:
-            sock.close()
-            raise OSError(
-                exc.errno,
-                f"cannot listen on {self._host}:{self._port} for /healthz, /readyz and "
-                f"/metrics: {exc.strerror}; pick another health address",
-            ) from exc
+            if not (self._fallback and exc.errno == errno.EADDRINUSE and self._port):
+                raise
+        sock = _listen(self._host, 0)
+        logger.warning(
+            "port %d is in use (another kcm?): serving /healthz and /metrics on port %d instead",
+            self._port,
+            sock.getsockname()[1],
+        )
         return sock
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -237,7 +303,9 @@ class HealthServer:
             stop = anyio.Event()
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._serve, sock, stop)
-                logger.info("serving /healthz, /readyz and /metrics on %s", self.address)
+                logger.info(
+                    "Serving %s on %s", "securely" if self._ssl else "plain HTTP", self.address
+                )
                 task_status.started()
                 try:
                     await anyio.sleep_forever()
@@ -251,15 +319,15 @@ class HealthServer:
         # hypercorn is stopped through its shutdown trigger, not by cancellation (its asyncio
         # worker does not expect to be cancelled mid-cleanup); the shield keeps its graceful
         # shutdown intact, and hypercorn bounds that by graceful_timeout itself.
-        from hypercorn.config import Config, Sockets
+        from hypercorn.config import Sockets
         from hypercorn.utils import wrap_app
 
-        config = Config()
+        config = _hypercorn_config(self._ssl)
         config.graceful_timeout = self._graceful_timeout
         config.errorlog = logging.getLogger("kcm.runtime.http")
         config.accesslog = None
         app = wrap_app(self._app, config.wsgi_max_body_size, "asgi")
-        sockets = Sockets([], [sock], [])
+        sockets = Sockets([sock], [], []) if self._ssl else Sockets([], [sock], [])
         with anyio.CancelScope(shield=True):
             if sniffio.current_async_library() == "trio":
                 from hypercorn.trio.run import worker_serve as trio_serve
@@ -269,3 +337,40 @@ class HealthServer:
                 from hypercorn.asyncio.run import worker_serve as asyncio_serve
 
                 await asyncio_serve(app, config, sockets=sockets, shutdown_trigger=stop.wait)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening, non-blocking socket; errors worded as kube-controller-manager's."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError as exc:
+        sock.close()
+        where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        error = OSError(
+            f"failed to create listener: failed to listen on {where}: listen tcp {where}: "
+            f"bind: {(exc.strerror or str(exc)).lower()}"
+        )
+        error.errno = exc.errno  # str() stays kube's line, without "[Errno 98]"
+        raise error from exc
+    return sock
+
+
+def _hypercorn_config(context: ssl.SSLContext | None) -> Any:
+    """hypercorn's config, serving with a ready SSL context instead of certificate paths."""
+    from hypercorn.config import Config
+
+    class _ContextConfig(Config):
+        @property
+        def ssl_enabled(self) -> bool:
+            return context is not None
+
+        def create_ssl_context(self) -> ssl.SSLContext | None:
+            return context
+
+    return _ContextConfig()

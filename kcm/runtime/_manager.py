@@ -41,7 +41,7 @@ from kcm.models import PartialObjectMetadata, ResourceInfo, Unstructured
 from kcm.record import EventBroadcaster, EventRecorder
 
 from ._builder import ControllerBuilder, Source
-from ._health_server import HealthCheck, HealthServer, HealthzApp
+from ._health_server import HealthCheck, HealthServer, HealthzApp, ServingOptions
 from ._predicates import Predicate
 from ._shutdown import HardStop
 
@@ -164,8 +164,11 @@ class Manager:
             it to controllers (``metrics=manager.registry``; :meth:`controller_for` does).
         leader_election: campaign for this lock before starting leader-gated runnables;
             None: no election, every runnable starts at once.
-        health_address: ``"host:port"`` to serve ``/healthz``, ``/readyz`` and ``/metrics``
-            on (port 0 picks a free port, see :attr:`health_port`); None serves nothing.
+        health_address: ``"host:port"`` to serve ``/healthz``, ``/livez``, ``/readyz`` and
+            ``/metrics`` on (port 0 picks a free port, see :attr:`health_port`); None serves
+            nothing.
+        serving: TLS, delegated authentication/authorization and the port fallback of that
+            endpoint (default: plain HTTP, open, fail when the port is taken).
         graceful_shutdown_timeout: how long stopping may take in total after :meth:`run` is
             cancelled (None: wait for ever; 0: cancel everything at once). When it runs out,
             everything still running is cancelled, in-flight reconciles included, and
@@ -213,6 +216,7 @@ class Manager:
         registry: CollectorRegistry | None = None,
         leader_election: LeaderElectionOptions | None = None,
         health_address: str | None = None,
+        serving: ServingOptions | None = None,
         graceful_shutdown_timeout: float | None = 30.0,
         factory: SharedInformerFactory | None = None,
         cache_sync_timeout: float = 120.0,
@@ -227,7 +231,9 @@ class Manager:
         self.graceful_shutdown_timeout = graceful_shutdown_timeout
         self.cache_sync_timeout = cache_sync_timeout
         self._entries: list[_Entry] = []
-        self._healthz: dict[str, HealthCheck] = {"ping": _ping}
+        # /healthz and /livez: kube-controller-manager's leaderElection and one check per
+        # controller; with none, the app answers with kube's implicit ping.
+        self._healthz: dict[str, HealthCheck] = {}
         self._readyz: dict[str, HealthCheck] = {
             "ping": _ping,
             "informer-sync": self._check_informers,
@@ -239,10 +245,17 @@ class Manager:
             self._le_metrics = LeaderElectionMetrics(self.registry)
             self._healthz_adaptor = HealthzAdaptor()
             self._healthz[HealthzAdaptor.name] = self._healthz_adaptor.check
+        serve = serving or ServingOptions()
         self._server = (
             HealthServer(
                 health_address,
-                HealthzApp({"healthz": self._healthz, "readyz": self._readyz}, self.registry),
+                HealthzApp(
+                    {"healthz": self._healthz, "livez": self._healthz, "readyz": self._readyz},
+                    self.registry,
+                    auth=serve.auth,
+                ),
+                ssl_context=serve.ssl_context,
+                fallback_to_free_port=serve.fallback_to_free_port,
             )
             if health_address is not None
             else None
@@ -297,13 +310,16 @@ class Manager:
             tg.start_soon(partial(_run_entry, entry, stop, self._failed), name=repr(runnable))
 
     def add_healthz_check(self, name: str, check: HealthCheck) -> None:
-        """Add a named ``/healthz`` check: a function returning (or awaiting) normally when
-        healthy and raising when not (e.g. :class:`~kcm.leaderelection.HealthzAdaptor`'s
-        ``check``, registered automatically with leader election).
+        """Add a named ``/healthz`` (and ``/livez``) check: a function returning (or
+        awaiting) normally when healthy and raising when not (e.g.
+        :class:`~kcm.leaderelection.HealthzAdaptor`'s ``check``, registered automatically with
+        leader election).
 
         Raises:
             ValueError: the name is empty, contains ``/``, or is taken.
         """
+        if name == "ping":  # the implicit check of an endpoint without others
+            raise ValueError("a healthz check named 'ping' is already registered (built in)")
         _add_check(self._healthz, "healthz", name, check)
 
     def add_readyz_check(self, name: str, check: HealthCheck) -> None:

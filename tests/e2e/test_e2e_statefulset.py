@@ -40,7 +40,8 @@ spec:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Process, Kubectl]]:
-    with embedded_kcm(tmp_path_factory.mktemp("e2e-statefulset")) as running:
+    # --v=2: klog's steady-state lines ("starting 5 workers for controller ...")
+    with embedded_kcm(tmp_path_factory.mktemp("e2e-statefulset"), "--v=2") as running:
         yield running
         process, _ = running
         assert process.stop() == 0, process.logs()
@@ -152,4 +153,8 @@ def test_kcm_runs_the_statefulset_controller_with_five_workers(
     cluster: tuple[Process, Kubectl],
 ) -> None:
     process, _ = cluster
-    assert "starting 5 workers for controller statefulset" in process.logs()
+    # the controllers start one after the other once the nodes are Ready: wait for its turn
+    wait_for(
+        "the statefulset controller's start line",
+        lambda: "starting 5 workers for controller statefulset" in process.logs(),
+    )

@@ -103,7 +103,7 @@ class ClusterRoleAggregationController:
         informer = factory.informer_for(ClusterRole)
         self._roles = informer.lister()
         self.controller: Controller[ObjectKey] = Controller(
-            "clusterrole-aggregation",
+            "ClusterRoleAggregator",  # Go's work queue name
             self,
             max_concurrent_reconciles=workers,
             rate_limiter=default_controller_rate_limiter(clock=clock),

@@ -198,7 +198,7 @@ class EndpointSliceController:
             max_endpoints=max_endpoints_per_slice,
         )
         self.controller: Controller[ObjectKey] = Controller(
-            "endpointslice",
+            "endpoint_slice",  # Go's work queue name
             self,
             max_concurrent_reconciles=workers,
             rate_limiter=slice_rate_limiter(clock=clock),

@@ -191,7 +191,7 @@ class EndpointSliceMirroringController:
             max_per_subset=max_endpoints_per_subset,
         )
         self.controller: Controller[ObjectKey] = Controller(
-            "endpointslicemirroring",
+            "endpoint_slice_mirroring",  # Go's work queue name
             self,
             max_concurrent_reconciles=workers,
             rate_limiter=MaxOfRateLimiter(

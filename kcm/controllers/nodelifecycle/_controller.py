@@ -224,14 +224,14 @@ class NodeLifecycleController:
             registry=registry,
         )
         self._node_controller: Controller[ObjectKey] = Controller(
-            "nodelifecycle-nodes",
+            "node_lifecycle_controller",  # Go's work queue name
             _Callback(self._sync_node),
             clock=clock,
             metrics=registry,
         )
         self._node_controller.watch(node_informer, _NodeUpdates(), kind="Node")
         self._pod_controller: Controller[ObjectKey] = Controller(
-            "nodelifecycle-pods",
+            "node_lifecycle_controller_pods",  # Go's work queue name
             _Callback(self._sync_pod),
             max_concurrent_reconciles=4,
             clock=clock,

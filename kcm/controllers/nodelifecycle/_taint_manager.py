@@ -125,7 +125,7 @@ class NoExecuteTaintManager:
         self.nodes = node_informer.lister()
         self.evictions: dict[ObjectKey, _Eviction] = {}
         self.controller: Controller[ObjectKey] = Controller(
-            "node-taint-manager",
+            "noexec_taint_pod",  # Go's pod queue (its node queue feeds it)
             self,
             max_concurrent_reconciles=workers,
             clock=clock,

@@ -87,7 +87,7 @@ class ReplicationControllerController:
             client,
             factory,
             REPLICATION_CONTROLLER_KIND,
-            name="replicationcontroller",
+            name="replicationmanager",  # Go's work queue name
             recorder=recorder,
             clock=clock,
             workers=workers,

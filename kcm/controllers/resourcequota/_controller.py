@@ -121,7 +121,7 @@ class ResourceQuotaController:
         self._clock = clock
         self._resync = resync_period
         self.controller: Controller[ObjectKey] = Controller(
-            "resourcequota",
+            "resourcequota_primary",  # Go's work queue name
             ReconcileFunc(self.sync),
             max_concurrent_reconciles=workers,
             clock=clock,

@@ -122,7 +122,11 @@ class TTLController:
         informer = factory.informer_for(Node)
         self.nodes = informer.lister()
         self.controller: Controller[ObjectKey] = Controller(
-            "ttl", self, max_concurrent_reconciles=workers, clock=clock, metrics=registry
+            "ttlcontroller",  # Go's work queue name
+            self,
+            max_concurrent_reconciles=workers,
+            clock=clock,
+            metrics=registry,
         )
         self.controller.watch(informer, _NodeEvents(self.steps), kind="Node")
 

@@ -130,7 +130,11 @@ class TTLAfterFinishedController:
         informer = factory.informer_for(Job)
         self.jobs = informer.lister()
         self.controller: Controller[ObjectKey] = Controller(
-            NAME, self, max_concurrent_reconciles=workers, clock=clock, metrics=registry
+            "ttl_jobs_to_delete",  # Go's work queue name
+            self,
+            max_concurrent_reconciles=workers,
+            clock=clock,
+            metrics=registry,
         )
         self.controller.watch(informer, _JobEvents())
 

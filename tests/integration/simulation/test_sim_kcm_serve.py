@@ -111,16 +111,26 @@ async def test_embedded_kcm_serves_simulates_and_stops_cleanly(tmp_path: Path) -
                 return p.status is not None and p.status.phase == "Running"
 
             await eventually(running, within=30)
-            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+            async with httpx.AsyncClient(
+                base_url=f"https://127.0.0.1:{port}", verify=False
+            ) as http:  # HTTPS on a self-signed certificate, as kube-controller-manager's
                 assert (await http.get("/healthz")).status_code == 200
+                verbose = (await http.get("/healthz?verbose")).text
+                assert verbose.splitlines() == [
+                    "[+]leaderElection ok",
+                    "[+]podgc ok",
+                    "healthz check passed",
+                ]
+                assert (await http.get("/healthz/podgc")).text == "ok"
+                assert (await http.get("/livez")).status_code == 200
                 assert (await http.get("/readyz")).status_code == 200
                 metrics = (await http.get("/metrics")).text
             assert 'controller_runtime_reconcile_total{controller="sim-kubelet"' in metrics
             outside = non_loopback_ip()
             if outside is not None:  # embedded mode: the health port is not on the network
-                async with httpx.AsyncClient() as http:
+                async with httpx.AsyncClient(verify=False) as http:
                     with pytest.raises(httpx.ConnectError):
-                        await http.get(f"http://{outside}:{port}/healthz")
+                        await http.get(f"https://{outside}:{port}/healthz")
             assert "leader_election_master_status" in metrics
             lease = await client.api(Lease, namespace="kube-system").get("kcm")
             assert lease.spec is not None

@@ -47,7 +47,8 @@ from tests.integration.controllers.replicaset.rs_harness import (
 
 @dataclass(frozen=True)
 class Kind:
-    """How a scenario builds and reads one owner kind."""
+    """How a scenario builds and reads one owner kind (``name``: its controller's, as its
+    metrics are labelled)."""
 
     name: str
     model: type[Any]
@@ -88,7 +89,8 @@ class Kind:
 
 
 RS = Kind("replicaset", ReplicaSet, "apps/v1", ReplicaSetController)
-RC = Kind("replicationcontroller", ReplicationController, "v1", ReplicationControllerController)
+# the controller's name labels its metrics: Go's work queue name, replicationmanager
+RC = Kind("replicationmanager", ReplicationController, "v1", ReplicationControllerController)
 
 
 async def owned_pods(pods: Api[Pod], uid: str | None) -> list[Pod]:

@@ -41,7 +41,7 @@ async def test_add_to_manager_runs_both_controllers(api_server: ApiServer) -> No
 
         def idle() -> bool:
             r = manager.registry
-            for n in ("replicaset", "replicationcontroller"):
+            for n in ("replicaset", "replicationmanager"):  # Go's queue names
                 active = r.get_sample_value("controller_runtime_active_workers", {"controller": n})
                 # Controller queues carry controller-runtime's labels: name and controller.
                 depth = r.get_sample_value("workqueue_depth", {"name": n, "controller": n})
@@ -59,7 +59,7 @@ async def test_add_to_manager_runs_both_controllers(api_server: ApiServer) -> No
         assert (
             manager.registry.get_sample_value(
                 "controller_runtime_max_concurrent_reconciles",
-                {"controller": "replicationcontroller"},
+                {"controller": "replicationmanager"},
             )
             == 2
         )

@@ -1,0 +1,86 @@
+"""kube-controller-manager's secure serving, delegation and klog flags, as a kubeadm
+manifest passes them."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from kcm.cli._flags import parse_run_args
+from kcm.cli._secure_serving import log_accepted_flags
+
+KUBEADM = [
+    "--authentication-kubeconfig=/etc/kubernetes/controller-manager.conf",
+    "--authorization-kubeconfig=/etc/kubernetes/controller-manager.conf",
+    "--bind-address=127.0.0.1",
+    "--client-ca-file=/etc/kubernetes/pki/ca.crt",
+    "--requestheader-client-ca-file=/etc/kubernetes/pki/front-proxy-ca.crt",
+    "--kubeconfig=/etc/kubernetes/controller-manager.conf",
+    "--v=2",
+    "--logtostderr",
+]
+
+
+def test_a_kubeadm_manifests_serving_flags_parse() -> None:
+    s = parse_run_args(KUBEADM)
+    serving = s.serving
+    assert serving.authentication_kubeconfig == "/etc/kubernetes/controller-manager.conf"
+    assert serving.authorization_kubeconfig == "/etc/kubernetes/controller-manager.conf"
+    assert serving.always_allow_paths == ("/healthz", "/readyz", "/livez")
+    assert (s.bind_address, s.secure_port, s.verbosity) == ("127.0.0.1", 10257, 2)
+    assert serving.accepted == (
+        "--client-ca-file",
+        "--requestheader-client-ca-file",
+        "--logtostderr",
+    )
+
+
+def test_tls_files_and_allowed_paths() -> None:
+    s = parse_run_args(
+        [
+            "--tls-cert-file=/c.crt",
+            "--tls-private-key-file=/c.key",
+            "--authorization-always-allow-paths=/healthz,/metrics",
+        ]
+    )
+    assert (s.serving.tls_cert_file, s.serving.tls_private_key_file) == ("/c.crt", "/c.key")
+    assert s.serving.always_allow_paths == ("/healthz", "/metrics")
+
+
+def test_a_cert_without_its_key_stops_kcm_at_start() -> None:
+    """As kube's: the flag parses (each flag alone is accepted), starting fails."""
+    from kcm.cli._secure_serving import _ssl_context
+    from kcm.errors import ConfigError
+
+    s = parse_run_args(["--tls-cert-file=/c.crt"])
+    with pytest.raises(ConfigError, match="--tls-cert-file and --tls-private-key-file go together"):
+        _ssl_context(s.serving, "127.0.0.1")
+
+
+def test_accepted_flags_are_named_in_one_line(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    log_accepted_flags(["--vmodule", "--client-ca-file"])
+    assert [r.getMessage() for r in caplog.records] == [
+        "accepted for compatibility with kube-controller-manager, without effect in kcm: "
+        "--client-ca-file, --vmodule"
+    ]
+    caplog.clear()
+    log_accepted_flags([])
+    assert caplog.records == []
+
+
+@pytest.mark.anyio
+async def test_delegation_outside_a_pod_without_kubeconfigs_is_off_and_a_broken_pod_warns(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import contextlib
+
+    from kcm.cli._secure_serving import _delegation_client
+
+    async with contextlib.AsyncExitStack() as stack:
+        assert await _delegation_client(None, {}, stack, "authentication") is None
+        pod = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+        # no service account token here: kube's warning, and the port stays undelegated
+        assert await _delegation_client(None, pod, stack, "authorization") is None
+    assert "failed to read in-cluster kubeconfig for delegated authorization" in caplog.text
