@@ -56,6 +56,7 @@ pieces. The families:
   was added to holds them; 1.24's defaults otherwise), :class:`FeatureGates`.
 * **Small shared answers**: :func:`is_namespace_terminating` (a create refused by a
   terminating namespace), :func:`error_text` (an error in an event, as Go prints it),
+  :func:`log_failed_pass` (a failed periodic pass: one line when expected),
   :func:`finished_condition`/:func:`is_finished` (Jobs), :func:`safe_encode_string` (hashes as
   text), and :func:`root_ca`/:func:`read_root_ca` (the
   ``--root-ca-file`` bundle the service-account controllers hand out).
@@ -112,6 +113,7 @@ from ._error_text import error_text as error_text
 from ._expectations import EXPECTATIONS_TIMEOUT as EXPECTATIONS_TIMEOUT
 from ._expectations import ControllerExpectations as ControllerExpectations
 from ._expectations import UIDTrackingControllerExpectations as UIDTrackingControllerExpectations
+from ._failed_pass import log_failed_pass as log_failed_pass
 from ._feature_gates import KNOWN_FEATURE_GATES as KNOWN_FEATURE_GATES
 from ._feature_gates import FeatureGate as FeatureGate
 from ._feature_gates import FeatureGates as FeatureGates
@@ -318,6 +320,7 @@ __all__ = [
     "is_volume_bound_to_claim",
     "kubelet_client_refusal",
     "kubelet_serving_refusal",
+    "log_failed_pass",
     "managed_by",
     "new_controller_revision",
     "node_selector_matches",

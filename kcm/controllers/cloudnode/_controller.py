@@ -24,6 +24,7 @@ from prometheus_client import CollectorRegistry
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.cloudprovider import CloudProvider
+from kcm.controllerkit import log_failed_pass
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, to_dict
 from kcm.models.core_v1 import Node, NodeAddress, NodeSpec
@@ -205,8 +206,8 @@ class CloudNodeController:
             await self._clock.sleep(self._period)
             try:
                 await self.refresh()
-            except Exception:
-                logger.exception("cloud-node: refreshing node addresses failed")
+            except Exception as exc:
+                log_failed_pass(logger, "cloud-node: refreshing node addresses", exc)
 
     async def refresh(self) -> None:
         """One refresh: addresses of every initialised node, then the GA labels repaired."""

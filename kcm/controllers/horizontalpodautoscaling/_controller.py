@@ -27,7 +27,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.controllerkit import error_text
+from kcm.controllerkit import error_text, log_failed_pass
 from kcm.errors import ApiError
 from kcm.informers import SharedInformerFactory
 from kcm.models import (
@@ -170,8 +170,8 @@ class HorizontalController:
                 await self.reconcile(to_dict(hpa))
             except _Failed as exc:
                 logger.info("horizontalpodautoscaling: %s", exc)
-            except Exception:
-                logger.exception("horizontalpodautoscaling: reconcile failed")
+            except Exception as exc:
+                log_failed_pass(logger, "horizontalpodautoscaling: reconcile", exc)
 
     # -- one HPA ---------------------------------------------------------------------------
 

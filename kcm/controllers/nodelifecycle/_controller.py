@@ -37,6 +37,7 @@ from prometheus_client import CollectorRegistry, Counter
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import log_failed_pass
 from kcm.errors import ApiError, KcmError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import (
@@ -276,16 +277,16 @@ class NodeLifecycleController:
         while True:
             try:
                 await self.monitor_node_health()
-            except Exception:
-                logger.exception("nodelifecycle: health pass failed")
+            except Exception as exc:
+                log_failed_pass(logger, "nodelifecycle: health pass", exc)
             await self._clock.sleep(self.monitor_period)
 
     async def _tainting_loop(self) -> None:
         while True:
             try:
                 await self.tainting_pass()
-            except Exception:
-                logger.exception("nodelifecycle: tainting pass failed")
+            except Exception as exc:
+                log_failed_pass(logger, "nodelifecycle: tainting pass", exc)
             waits = [
                 q.limiter.seconds_to_token()
                 for q in self.tainters.values()

@@ -28,6 +28,7 @@ from prometheus_client import CollectorRegistry, Counter
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import log_failed_pass
 from kcm.errors import ApiError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import format_time, to_dict
@@ -157,8 +158,8 @@ class PodGCController:
         while True:
             try:
                 await self.gc_once()
-            except Exception:
-                logger.exception("podgc: pass failed")
+            except Exception as exc:
+                log_failed_pass(logger, "podgc: pass", exc)
             deadline += self._period
             now = self._clock.monotonic()
             if deadline < now:  # a pass overran: skip the missed ticks

@@ -28,6 +28,7 @@ from prometheus_client import CollectorRegistry
 from kcm.client import ApiClient, PatchType
 from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.cloudprovider import LOAD_BALANCER_CLEANUP_FINALIZER, CloudProvider, LoadBalancer
+from kcm.controllerkit import log_failed_pass
 from kcm.errors import ImplementedElsewhere, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, to_dict
@@ -338,8 +339,8 @@ class ServiceController:
             self._wake = anyio.Event()
             try:
                 await self.sync_nodes()
-            except Exception:
-                logger.exception("service: host sync failed")
+            except Exception as exc:
+                log_failed_pass(logger, "service: host sync", exc)
 
     async def _wait_for_trigger(self) -> None:
         if self._wake.is_set():
