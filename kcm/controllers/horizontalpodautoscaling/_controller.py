@@ -126,6 +126,8 @@ class HorizontalController:
         self._passes: DelayingQueue[str] = DelayingQueue(
             name="horizontalpodautoscaler", clock=clock, metrics=registry
         )
+        self._deadline = 0.0  # when the next pass is due (the sync-period beat)
+        self._parked = False  # no pass queued: there was no HPA at the last one
 
     def __repr__(self) -> str:
         return f"<HorizontalController sync_period={self.sync_period} passes={self.passes}>"
@@ -133,11 +135,12 @@ class HorizontalController:
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Wait for the caches, then reconcile every HPA each ``sync_period`` until
         cancelled."""
+        self.hpa_informer.add_event_handler(on_add=self._on_hpa_added)
         await self.hpa_informer.wait_for_sync()
         await self.pod_informer.wait_for_sync()
         async with self._passes as passes:
             task_status.started()
-            deadline = self._clock.monotonic()
+            self._deadline = self._clock.monotonic()
             passes.add(_PASS)
             while True:
                 key = await passes.get()
@@ -145,11 +148,25 @@ class HorizontalController:
                     await self.sync_all()
                 finally:
                     passes.done(key)
-                deadline += self.sync_period
+                self._deadline += self.sync_period
                 now = self._clock.monotonic()
-                if deadline < now:
-                    deadline = now + self.sync_period
-                passes.add_after(_PASS, deadline - now)
+                if self._deadline < now:
+                    self._deadline = now + self.sync_period
+                if not self.hpa_informer.lister().list():
+                    # Nothing to scale: no pass is due (so the queue metrics say idle) until
+                    # an HPA is added, which puts the next pass back on the same beat.
+                    self._parked = True
+                    continue
+                passes.add_after(_PASS, self._deadline - now)
+
+    def _on_hpa_added(self, obj: object) -> None:
+        if not self._parked:
+            return
+        self._parked = False
+        now = self._clock.monotonic()
+        while self._deadline < now:
+            self._deadline += self.sync_period
+        self._passes.add_after(_PASS, self._deadline - now)
 
     async def sync_all(self) -> None:
         """One reconcile of every HPA in the cache (HPAs that are gone lose their history)."""

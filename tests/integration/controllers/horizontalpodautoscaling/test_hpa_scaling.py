@@ -235,3 +235,18 @@ async def test_failures_set_conditions_and_events() -> None:
             )
             for e in env.recorder.events
         )
+
+
+async def test_without_an_hpa_no_pass_is_due_until_one_is_added() -> None:
+    """Nothing is queued while there is nothing to scale (what an idle controller manager
+    looks like in its queue metrics); the first HPA puts the passes back on their beat."""
+    async with running() as env:
+        await env.tick(50)
+        assert env.controller.passes == 1  # the one at start; none at 15, 30 or 45
+        await env.deployment(2)
+        await env.hpa()
+        await env.settle()
+        assert env.controller.passes == 1  # the next is due on the beat, at 60
+        await env.tick(15)
+        assert env.controller.passes == 2
+        assert "AbleToScale" in await env.conditions()
