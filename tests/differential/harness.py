@@ -55,21 +55,27 @@ def kcm_on_embedded_server(tmp: Path) -> Iterator[Target]:
                 # as the recordings' EXTRA_KCM_FLAGS (README): scenarios/nodelifecycle.py
                 *NODE_MONITOR_FLAGS,
             ]
-            metrics = f"https://127.0.0.1:{port}/metrics"
+            base = f"https://127.0.0.1:{port}"
             with kcm_process(args, tmp / "kcm.log"):
-                _wait_until_serving(metrics, tmp / "kcm.log")
-                yield Target(server.url, server.token, metrics)
+                # /metrics is served before the controllers start; a scenario run before they
+                # have (the first of a worker) would find kcm "idle" and snapshot nothing.
+                # /readyz answers 200 once they have started and their caches are synced.
+                _wait_until_ok(f"{base}/readyz", tmp / "kcm.log")
+                yield Target(server.url, server.token, f"{base}/metrics")
 
 
-def _wait_until_serving(url: str, log: Path) -> None:
-    deadline = time.monotonic() + 30
+def _wait_until_ok(url: str, log: Path) -> None:
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
             if httpx.get(url, timeout=2.0, verify=False).status_code == 200:
                 return
         except httpx.HTTPError:
-            time.sleep(0.1)
-    raise AssertionError(f"kcm did not serve {url} within 30 s; its log:\n{log.read_text()}")
+            pass
+        time.sleep(0.1)
+    raise AssertionError(
+        f"kcm did not answer {url} with 200 within 60 s; its log:\n{log.read_text()}"
+    )
 
 
 def _signing_key() -> bytes:
