@@ -1,4 +1,4 @@
-"""``ApiClient``: one connection pool, credentials, rate limit and retry policy per API server.
+"""``ApiClient``: credentials, rate limit and retry policy per API server, over a shared pool.
 
 Typed access goes through :meth:`ApiClient.api`, which returns an :class:`Api` handle per kind;
 :meth:`ApiClient.request` is the raw escape hatch. Every request passes through the same path:
@@ -79,7 +79,9 @@ class ApiClient:
             (aiohttp-backed on asyncio, httpx's pool on trio).
         clock: time source for the rate limiter, retries, watch idle timeouts, token expiry.
         retry: the retry policy for non-watch requests.
-        max_connections: connection pool size.
+        max_connections: how many connections this client may hold at once. On asyncio,
+            clients with the same TLS settings share one aiohttp connection pool (as client-go's
+            clients share a transport), whose limit is the sum of its clients'.
         token_source: an async ``(force) -> token`` giving the bearer token of every request
             instead of the config's credentials (``force`` after a 401); what
             kube-controller-manager's ``--use-service-account-credentials`` clients use.
@@ -141,7 +143,10 @@ class ApiClient:
                     self.config, client_certificate_data=cert, client_key_data=key
                 )
             transport = build_transport(
-                self.config, ssl_context=ssl_context, max_connections=self._max_connections
+                self.config,
+                ssl_context=ssl_context,
+                max_connections=self._max_connections,
+                share_pool=True,
             )
         self._active_transport = transport
         self._http = httpx.AsyncClient(
@@ -164,7 +169,7 @@ class ApiClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the connection pool (``async with`` does this)."""
+        """Close the connection pool, or leave the shared one (``async with`` does this)."""
         self._active_transport = None
         if self._http is not None:
             http, self._http = self._http, None

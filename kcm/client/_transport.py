@@ -29,6 +29,7 @@ from cachetools import LRUCache
 from kcm._extras import require
 from kcm.errors import ConfigError
 
+from . import _shared_pool
 from ._config import ClientConfig
 
 if TYPE_CHECKING:
@@ -218,6 +219,10 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         max_connections: pool size (aiohttp ``limit``).
         proxy: an HTTP proxy URL for every request.
         server_hostname: the name to verify the server certificate against (SNI).
+        share_pool: use the connection pool of the other transports on this event loop with
+            the same TLS context, proxy and server name (:mod:`._shared_pool`; client-go's
+            transport cache) instead of a pool of its own; its limit grows by
+            ``max_connections``.
     """
 
     def __init__(
@@ -227,9 +232,13 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         proxy: str | None = None,
         server_hostname: str | None = None,
+        share_pool: bool = False,
     ) -> None:
         require("aiohttp", extra="aiohttp", feature="the aiohttp transport")
         self._ssl = ssl_context
+        self._pool_key: _shared_pool.PoolKey | None = (
+            (ssl_context, proxy, server_hostname, KEEPALIVE_SECONDS) if share_pool else None
+        )
         self._limit = max_connections
         self._proxy = proxy
         self._server_hostname = server_hostname
@@ -238,24 +247,30 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._header_cache: dict[tuple[tuple[bytes, bytes], ...], Any] = {}
 
     def _get_session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            if self._pool_key is None:
+                self._session = self._new_session()
+            else:
+                self._session = _shared_pool.acquire(self._pool_key, self._limit, self._new_session)
+        return self._session
+
+    def _new_session(self) -> aiohttp.ClientSession:
         import aiohttp
 
-        if self._session is None:
-            connector = aiohttp.TCPConnector(
-                limit=self._limit,
-                limit_per_host=0,
-                ssl=self._ssl if self._ssl is not None else True,
-                ttl_dns_cache=300,
-                keepalive_timeout=KEEPALIVE_SECONDS,
-            )
-            self._session = aiohttp.ClientSession(
-                connector=connector,
-                auto_decompress=False,  # httpx decodes Content-Encoding itself
-                skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept"),
-                timeout=aiohttp.ClientTimeout(total=None),
-                cookie_jar=aiohttp.DummyCookieJar(),
-            )
-        return self._session
+        connector = aiohttp.TCPConnector(
+            limit=self._limit,
+            limit_per_host=0,
+            ssl=self._ssl if self._ssl is not None else True,
+            ttl_dns_cache=300,
+            keepalive_timeout=KEEPALIVE_SECONDS,
+        )
+        return aiohttp.ClientSession(
+            connector=connector,
+            auto_decompress=False,  # httpx decodes Content-Encoding itself
+            skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept"),
+            timeout=aiohttp.ClientTimeout(total=None),
+            cookie_jar=aiohttp.DummyCookieJar(),
+        )
 
     def _timeout(self, request: httpx.Request, preload: bool) -> aiohttp.ClientTimeout:
         """httpx's timeout extension as an aiohttp ClientTimeout (cached; few distinct values).
@@ -361,7 +376,10 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
     async def aclose(self) -> None:
         if self._session is not None:
             session, self._session = self._session, None
-            await session.close()
+            if self._pool_key is None:
+                await session.close()
+            else:
+                await _shared_pool.release(self._pool_key, self._limit, session)
 
 
 def build_transport(
@@ -370,12 +388,16 @@ def build_transport(
     ssl_context: ssl.SSLContext | None,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     backend: str = "auto",
+    share_pool: bool = False,
 ) -> httpx.AsyncBaseTransport:
     """The transport kcm uses for ``config`` on the running event loop.
 
     Args:
         backend: ``"auto"`` (aiohttp on asyncio when installed, else httpx), ``"aiohttp"`` or
             ``"httpx"``.
+        share_pool: share the connection pool with the other aiohttp transports on this loop
+            with the same TLS settings (see :class:`AiohttpTransport`; httpx's pool is not
+            shared).
     """
     if backend == "auto":
         backend = "httpx"
@@ -392,6 +414,7 @@ def build_transport(
             max_connections=max_connections,
             proxy=config.proxy_url,
             server_hostname=config.tls_server_name,
+            share_pool=share_pool,
         )
     return httpx.AsyncHTTPTransport(
         verify=ssl_context if ssl_context is not None else True,
