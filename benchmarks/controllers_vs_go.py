@@ -76,6 +76,26 @@ def process_cpu(pid: int) -> float:
     return sum(process_times(pid))
 
 
+def api_connections(pid: int, port: int) -> set[tuple[int, int]]:
+    """``pid``'s open TCP connections to ``port`` on loopback, as (local port, socket inode)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(int(target[8:-1]))
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            local, remote, inode = fields[1], fields[2], int(fields[9])
+            if inode in inodes and int(remote.rsplit(":", 1)[1], 16) == port:
+                found.add((int(local.rsplit(":", 1)[1], 16), inode))
+    return found
+
+
 _AUDIT_POLICY = """apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
@@ -150,14 +170,28 @@ async def drive(
     replicas: int,
     namespaces: int,
     limit: float,
+    connections: Callable[[], set[tuple[int, int]]],
 ) -> dict[str, Any]:
-    """Steps 1-3 of the module docstring against the cluster of ``kubeconfig``."""
+    """Steps 1-3 of the module docstring against the cluster of ``kubeconfig``; samples the
+    manager's connections to the API server every 0.5 s (``connections``)."""
     config = msgspec.structs.replace(
         load_kubeconfig(kubeconfig), qps=-1, user_agent="controllers-vs-go-driver"
     )
     ns_names = [f"bench-{j}" for j in range(namespaces)]
     timeline: list[tuple[float, int, int]] = []
+    seen: set[tuple[int, int]] = set()
+    most = 0
+
+    async def sample() -> None:
+        nonlocal most
+        while True:
+            now = connections()
+            seen.update(now)
+            most = max(most, len(now))
+            await anyio.sleep(0.5)
+
     async with ApiClient(config) as client, anyio.create_task_group() as tg:
+        tg.start_soon(sample)
         for ns in ns_names:
             await client.api(Namespace).create(Namespace(metadata=ObjectMeta(name=ns)))
         factory = SharedInformerFactory(client)
@@ -253,6 +287,8 @@ async def drive(
         "cpu_total": round(cpu_quiet, 2),
         "wall_to_steady": round(wall, 2),
         "pods_marked_ready": len(marked),
+        "connections_opened": len(seen),
+        "connections_most_open": most,
         "timeline": [[round(t, 2), d, p] for t, d, p in timeline],
     }
 
@@ -328,6 +364,9 @@ def measure(manager: str, args: argparse.Namespace) -> dict[str, Any]:
         def cpu() -> float:
             return process_cpu(pid)
 
+        def connections() -> set[tuple[int, int]]:
+            return api_connections(pid, args.api_port)
+
         result = anyio.run(
             drive,
             directory / "kubeconfig",
@@ -336,6 +375,7 @@ def measure(manager: str, args: argparse.Namespace) -> dict[str, Any]:
             args.replicas,
             args.namespaces,
             args.timeout,
+            connections,
         )
         result["manager"] = manager
         utime, stime = process_times(pid)
@@ -394,6 +434,8 @@ def main() -> None:
         "utime",
         "stime",
         "wall_to_steady",
+        "connections_opened",
+        "connections_most_open",
     ]
     if args.audit:
         rows.append("requests")
