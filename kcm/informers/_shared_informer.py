@@ -341,7 +341,8 @@ class SharedIndexInformer(Generic[T]):
         period = self._resolve_resync(resync_period)
         listener = _Listener(handler, resync_period=period, coalesce=coalesce)
         listener.next_resync = self._clock.monotonic() + period
-        self._listeners.append(listener)
+        # copy-on-write: a handler called from _handle_deltas may add or remove handlers
+        self._listeners = [*self._listeners, listener]
         registration = HandlerRegistration(listener, self.remove_event_handler)
         if self._started:
             push = listener.push
@@ -356,10 +357,8 @@ class SharedIndexInformer(Generic[T]):
     def remove_event_handler(self, registration: HandlerRegistration) -> None:
         """Stop notifications to a handler (idempotent); buffered ones are dropped."""
         listener = registration._listener
-        if listener in self._listeners:
-            self._listeners.remove(listener)
-        if listener in self._syncing:
-            self._syncing.remove(listener)
+        self._listeners = [other for other in self._listeners if other is not listener]
+        self._syncing = [other for other in self._syncing if other is not listener]
         listener.stop()
 
     def _resolve_resync(self, requested: float | None) -> float:
