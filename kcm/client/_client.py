@@ -67,6 +67,7 @@ def _url(target: str) -> httpx.URL:
 T = TypeVar("T")
 
 _DEFAULT_QPS = 20.0
+_API_CACHE_SIZE = 4096
 
 
 class ApiClient:
@@ -122,6 +123,7 @@ class ApiClient:
         if not config.disable_compression:
             self._headers["Accept-Encoding"] = ACCEPT_ENCODING
         self._prepared: dict[str | None, httpx.Headers] = {}
+        self._apis: dict[tuple[Any, str | None, ResourceInfo | None], Api[Any]] = {}
         self._timeout = httpx.Timeout(config.timeout).as_dict()
 
     # ---------------------------------------------------------------- lifecycle
@@ -210,12 +212,24 @@ class ApiClient:
             resource: the :class:`ResourceInfo` (required for ``Unstructured`` and
                 ``PartialObjectMetadata``; :meth:`discover` finds it).
 
+        Handles are stateless and cached per (model, namespace, resource): controllers ask
+        for one per reconcile, and building one (its decoders' generic types) cost more than
+        a request's bookkeeping.
+
         Raises:
             ValueError: the model has no resource information and none was given.
         """
+        key = (model, namespace, resource)
+        cached = self._apis.get(key)
+        if cached is not None:
+            return cached
         from ._api import Api
 
-        return Api(self, model, namespace=namespace, resource=resource)
+        api = Api(self, model, namespace=namespace, resource=resource)
+        if len(self._apis) >= _API_CACHE_SIZE:
+            self._apis.clear()  # many namespaces come and go: never grow without bound
+        self._apis[key] = api
+        return api
 
     async def discover(self, api_version: str, kind: str) -> ResourceInfo:
         """The :class:`ResourceInfo` of ``kind`` in ``api_version``.
