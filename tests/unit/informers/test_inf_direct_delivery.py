@@ -54,7 +54,10 @@ async def test_initial_adds_and_a_listener_that_is_behind_go_through_the_buffer(
 
 
 async def test_handlers_may_remove_themselves_and_add_others_while_called() -> None:
-    w = World(ListStep([cm("a")], rv="1"), WatchStep([ev("MODIFIED", cm("a", "2"))]))
+    # the change comes a (virtual) second after the sync: both handlers are parked by then
+    w = World(
+        ListStep([cm("a")], rv="1"), WatchStep([1.0, ev("MODIFIED", cm("a", "2"))], hold=True)
+    )
     calls: list[str] = []
     regs = []
 
@@ -65,7 +68,7 @@ async def test_handlers_may_remove_themselves_and_add_others_while_called() -> N
 
     regs.append(w.informer.add_event_handler(on_update=first))
     regs.append(w.informer.add_event_handler(on_update=lambda o, n: calls.append("second")))
-    await w.play()
+    await w.play(then=lambda: w.clock.advance(1.0))
     assert calls == ["first", "second"]  # the removal did not skip the next handler
     assert regs[0].removed
     assert [r.removed for r in regs[1:]] == [False, False]
