@@ -591,26 +591,12 @@ def _settings_from(args: argparse.Namespace) -> RunSettings:
     enabled, workers, options = _controller_settings(args)
     _check_lease_takeover(args, enabled)
     return RunSettings(
-        kubeconfig=args.kubeconfig,
-        master=args.master,
-        kube_api_qps=args.kube_api_qps,
-        kube_api_burst=args.kube_api_burst,
+        **_shared_settings(args),
         use_service_account_credentials=args.use_service_account_credentials,
         controllers=tuple(enabled),
         feature_gates=dict(args.feature_gates),
         workers=workers,
         controller_options=options,
-        cloud_provider=args.cloud_provider,
-        cloud_config=args.cloud_config,
-        cluster_name=args.cluster_name,
-        leader_elect=args.leader_elect,
-        leader_election=_leader_election_from(args),
-        resource_lock=args.leader_elect_resource_lock,
-        resource_name=args.leader_elect_resource_name,
-        resource_namespace=args.leader_elect_resource_namespace,
-        bind_address=args.bind_address,
-        secure_port=args.secure_port,
-        serving=serving_from(args),
         data_dir=Path(args.data_dir).expanduser() if args.data_dir else default_data_dir(),
         apiserver_port=args.apiserver_port,
         apiserver_insecure_http=args.apiserver_insecure_http,
@@ -619,11 +605,38 @@ def _settings_from(args: argparse.Namespace) -> RunSettings:
         simulation=_simulation_from(
             args, assign_pod_cidrs=not ("nodeipam" in enabled and args.option_allocate_node_cidrs)
         ),
-        verbosity=args.verbosity,
-        logging_format=args.logging_format,
-        status_view=args.status_view,
         ignored_flags=compatibility_flags_given(args),
     )
+
+
+def _shared_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The :class:`RunSettings` fields of the flag groups ``kcm`` and ``kcm
+    cloud-controller-manager`` both add (connection, cloud provider, leader election, serving,
+    output), so that both commands read them alike.
+
+    Raises:
+        ValueError: inconsistent leader election durations (a usage error).
+    """
+    return {
+        "kubeconfig": args.kubeconfig,
+        "master": args.master,
+        "kube_api_qps": args.kube_api_qps,
+        "kube_api_burst": args.kube_api_burst,
+        "cloud_provider": args.cloud_provider,
+        "cloud_config": args.cloud_config,
+        "cluster_name": args.cluster_name,
+        "leader_elect": args.leader_elect,
+        "leader_election": _leader_election_from(args),
+        "resource_lock": args.leader_elect_resource_lock,
+        "resource_name": args.leader_elect_resource_name,
+        "resource_namespace": args.leader_elect_resource_namespace,
+        "bind_address": args.bind_address,
+        "secure_port": args.secure_port,
+        "serving": serving_from(args),
+        "verbosity": args.verbosity,
+        "logging_format": args.logging_format,
+        "status_view": args.status_view,
+    }
 
 
 def _controller_settings(
@@ -634,16 +647,25 @@ def _controller_settings(
     enabled = enabled_controllers(selection)
     if not args.enable_garbage_collector and "garbagecollector" in enabled:
         enabled.remove("garbagecollector")
+    workers, options = _tuning_from(args, CONTROLLERS)
+    return enabled, workers, options
+
+
+def _tuning_from(
+    args: argparse.Namespace, specs: Mapping[str, ControllerSpec]
+) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:
+    """Each of ``specs``' workers (its ``--concurrent-*-syncs`` flag, else its default) and
+    options (its :class:`ControllerOption` flags), by controller name."""
     workers: dict[str, int] = {}
     options: dict[str, dict[str, Any]] = {}
-    for name, spec in CONTROLLERS.items():
+    for name, spec in specs.items():
         workers[name] = (
             getattr(args, f"workers_{spec.package}")
             if spec.workers_flag is not None
             else spec.default_workers
         )
         options[name] = {o.kwarg: getattr(args, _option_dest(o.flag)) for o in spec.options}
-    return enabled, workers, options
+    return workers, options
 
 
 def _leader_election_from(args: argparse.Namespace) -> LeaderElectionConfig:
