@@ -52,6 +52,9 @@ pieces. The families:
   :func:`volume_fits_node`.
 * **Bootstrap tokens**: :func:`bootstrap_token_id`, :func:`bootstrap_token_expiration` and
   :func:`secret_text` for the bootstrap signer and the token cleaner.
+* **Cloud controllers**: :func:`cloud_support_refusal`, why a controller that needs a part of
+  the cloud provider (:data:`CloudPart`) cannot run on it: the check of ``add_to_manager`` and
+  of the constructor alike.
 * **Feature gates**: :func:`feature_gates` (``--feature-gates`` as the manager a controller
   was added to holds them; 1.24's defaults otherwise), :class:`FeatureGates`.
 * **Small shared answers**: :func:`is_namespace_terminating` (a create refused by a
@@ -81,6 +84,8 @@ from ._certificate_requests import is_denied as is_denied
 from ._certificate_requests import kubelet_client_refusal as kubelet_client_refusal
 from ._certificate_requests import kubelet_serving_refusal as kubelet_serving_refusal
 from ._certificate_requests import parse_certificate_request as parse_certificate_request
+from ._cloud_support import CloudPart as CloudPart
+from ._cloud_support import cloud_support_refusal as cloud_support_refusal
 from ._controller_ref_manager import ControllerRefManager as ControllerRefManager
 from ._controller_ref_manager import LabelMatcher as LabelMatcher
 from ._controller_ref_manager import recheck_deletion_timestamp as recheck_deletion_timestamp
@@ -263,6 +268,7 @@ __all__ = [
     "TAINT_NODE_UNREACHABLE",
     "TAINT_NODE_UNSCHEDULABLE",
     "CSIVolume",
+    "CloudPart",
     "ControllerExpectations",
     "ControllerRefManager",
     "EndpointSet",
@@ -285,6 +291,7 @@ __all__ = [
     "bootstrap_token_id",
     "calculate_replica_status",
     "claim_class",
+    "cloud_support_refusal",
     "compare_pods_for_deletion",
     "compute_template_hash",
     "controller_revision_name",

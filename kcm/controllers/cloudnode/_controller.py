@@ -24,7 +24,7 @@ from prometheus_client import CollectorRegistry
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.cloudprovider import CloudProvider
-from kcm.controllerkit import log_failed_pass
+from kcm.controllerkit import cloud_support_refusal, log_failed_pass
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, to_dict
 from kcm.models.core_v1 import Node, NodeAddress, NodeSpec
@@ -101,8 +101,8 @@ class CloudNodeController:
         cluster_name: str = "kubernetes",
         node_status_update_frequency: float = DEFAULT_NODE_STATUS_UPDATE_FREQUENCY,
     ) -> None:
-        if cloud.instances() is None and cloud.instances_v2() is None:
-            raise ValueError("cloud provider does not support instances")
+        if (refusal := cloud_support_refusal(cloud, "instances")) is not None:
+            raise ValueError(refusal)
         self._client = client
         self._cloud = cloud
         self._recorder = recorder

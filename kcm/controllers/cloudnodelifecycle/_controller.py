@@ -25,6 +25,7 @@ from prometheus_client import CollectorRegistry
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.cloudprovider import TAINT_NODE_SHUTDOWN, CloudProvider
+from kcm.controllerkit import cloud_support_refusal
 from kcm.errors import CloudNotImplemented, InstanceNotFound, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models.core_v1 import Node, NodeSpec, ObjectReference, Taint
@@ -88,8 +89,8 @@ class CloudNodeLifecycleController:
         cluster_name: str = "kubernetes",
         node_monitor_period: float = DEFAULT_NODE_MONITOR_PERIOD,
     ) -> None:
-        if cloud.instances() is None and cloud.instances_v2() is None:
-            raise ValueError("cloud provider does not support instances")
+        if (refusal := cloud_support_refusal(cloud, "instances")) is not None:
+            raise ValueError(refusal)
         self._client = client
         self._cloud = cloud
         self._recorder = recorder

@@ -26,6 +26,7 @@ from prometheus_client import CollectorRegistry
 from kcm.client import ApiClient, PatchType
 from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.cloudprovider import CloudProvider, Route, Routes
+from kcm.controllerkit import cloud_support_refusal
 from kcm.informers import SharedInformerFactory
 from kcm.models import format_time
 from kcm.models.core_v1 import Node, ObjectReference
@@ -113,7 +114,7 @@ class RouteController:
     ) -> None:
         routes = cloud.routes()
         if routes is None:
-            raise ValueError(f"the cloud provider {cloud.provider_name!r} does not support routes")
+            raise ValueError(cloud_support_refusal(cloud, "routes"))
         self._routes: Routes = routes
         self._cluster_cidrs = parse_cluster_cidrs(cluster_cidr)
         self._client = client

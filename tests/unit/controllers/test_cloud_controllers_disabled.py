@@ -86,12 +86,12 @@ def test_the_service_controller_needs_load_balancers() -> None:
 @pytest.mark.parametrize(
     ("build", "cloud", "options", "message"),
     [
-        (CloudNodeController, NO_INSTANCES, {}, "cloud provider does not support instances"),
+        (CloudNodeController, NO_INSTANCES, {}, "the cloud provider 'bare' has no instances"),
         (
             CloudNodeLifecycleController,
             NO_INSTANCES,
             {},
-            "cloud provider does not support instances",
+            "the cloud provider 'bare' has no instances",
         ),
         (
             RouteController,
