@@ -24,11 +24,11 @@ from ._flags import (
     _add_registry_flags,
     _add_serving_flags,
     _HelpFormatter,
-    _ListAction,
     _shared_settings,
     _tuning_from,
     parse_settings,
 )
+from ._kube_flags import _Accumulate
 from ._settings import RunSettings
 from ._values import UsageErrorParser
 
@@ -74,7 +74,7 @@ def build_ccm_parser() -> argparse.ArgumentParser:
     ctl = parser.add_argument_group("controllers")
     ctl.add_argument(
         "--controllers",
-        action=_ListAction,
+        action=_Accumulate,
         dest="controllers_flag",
         metavar="LIST",
         help="'*' (all on by default), 'name' (on), '-name' (off); the first entry naming a "

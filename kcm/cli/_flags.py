@@ -25,6 +25,7 @@ from ._admission_flags import add_admission_flags, admission_plugins_from
 from ._cloud import add_cloud_flags
 from ._kube_flags import (
     KUBE_DEFAULT_CONTROLLERS,
+    _Accumulate,
     add_compatibility_flags,
     add_feature_gates_flag,
     compatibility_flags_given,
@@ -79,21 +80,6 @@ YAML --config file takes the same settings by flag name (leader-elect: false); f
 
 Other commands: kcm apiserver (serve the embedded API server alone; kcm apiserver --help),
 kcm cloud-controller-manager (the cloud controllers on a provider plugin; its --help)."""
-
-
-class _ListAction(argparse.Action):
-    """Comma-separated values; repeating the flag appends (pflag's string slice)."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        current = list(getattr(namespace, self.dest, None) or [])
-        current.extend(part.strip() for part in str(values).split(",") if part.strip())
-        setattr(namespace, self.dest, current)
 
 
 class _BoolAction(argparse.Action):
@@ -204,7 +190,7 @@ def _add_controller_flags(parser: argparse.ArgumentParser) -> None:
     ctl = parser.add_argument_group("controllers")
     ctl.add_argument(
         "--controllers",
-        action=_ListAction,
+        action=_Accumulate,
         dest="controllers_flag",
         metavar="LIST",
         help="'*' (all but those off by default: "

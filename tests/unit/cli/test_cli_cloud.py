@@ -150,3 +150,11 @@ def test_the_cloud_controller_manager_reads_the_flags_it_shares_with_kcm_alike()
     assert (ccm.workers or {})["service"] == 3
     assert (ccm.controller_options or {})["route"]["route_reconciliation_period"] == 20.0
     assert ccm.simulate is False
+
+
+def test_a_repeated_controllers_flag_adds_to_the_earlier_ones() -> None:
+    from kcm.cli._ccm import parse_ccm_args
+
+    argv = ["--cloud-provider=local", "--controllers=route", "--controllers= service ,"]
+    assert sorted(parse_ccm_args(argv).controllers) == ["route", "service"]
+    assert parse_run_args(argv[1:]).controllers == ("route", "service")
