@@ -19,16 +19,17 @@ from kcm.controllers import CONTROLLERS, ControllerSpec, enabled_controllers
 from ._cloud import add_cloud_flags
 from ._flags import (
     _add_connection_flags,
+    _add_controllers_flag,
     _add_leader_election_flags,
     _add_output_flags,
     _add_registry_flags,
     _add_serving_flags,
+    _controller_selection,
     _HelpFormatter,
     _shared_settings,
     _tuning_from,
     parse_settings,
 )
-from ._kube_flags import _Accumulate
 from ._settings import RunSettings
 from ._values import UsageErrorParser
 
@@ -72,15 +73,12 @@ def build_ccm_parser() -> argparse.ArgumentParser:
     _add_connection_flags(parser)
     add_cloud_flags(parser, required=True)
     ctl = parser.add_argument_group("controllers")
-    ctl.add_argument(
-        "--controllers",
-        action=_Accumulate,
-        dest="controllers_flag",
-        metavar="LIST",
+    _add_controllers_flag(
+        parser,
+        ctl,
         help="'*' (all on by default), 'name' (on), '-name' (off); the first entry naming a "
         "controller wins (default '*')",
     )
-    parser.set_defaults(controllers=["*"])
     _add_registry_flags(ctl, CLOUD_CONTROLLERS)
     _add_leader_election_flags(parser)
     _add_serving_flags(parser)
@@ -112,7 +110,7 @@ def _controllers(selection: Sequence[str]) -> list[str]:
 
 
 def _settings(args: argparse.Namespace) -> RunSettings:
-    selection = args.controllers_flag if args.controllers_flag is not None else args.controllers
+    selection = _controller_selection(args)
     workers, options = _tuning_from(args, CLOUD_CONTROLLERS)
     if not args.cloud_provider:
         raise ValueError("--cloud-provider is required (a provider name; see --help)")

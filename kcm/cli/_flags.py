@@ -188,17 +188,14 @@ def _add_connection_flags(parser: argparse.ArgumentParser) -> None:
 def _add_controller_flags(parser: argparse.ArgumentParser) -> None:
     """``--controllers``, then each registered controller's own flags, then the GC switch."""
     ctl = parser.add_argument_group("controllers")
-    ctl.add_argument(
-        "--controllers",
-        action=_Accumulate,
-        dest="controllers_flag",
-        metavar="LIST",
+    _add_controllers_flag(
+        parser,
+        ctl,
         help="'*' (all but those off by default: "
         + ", ".join(n for n, spec in CONTROLLERS.items() if not spec.enabled_by_default)
         + "), 'name' (on), '-name' (off); the first entry naming a controller wins; "
         "comma-separated or repeated (default '*')",
     )
-    parser.set_defaults(controllers=["*"])
     add_feature_gates_flag(ctl)
     _add_registry_flags(ctl)
     _bool_flag(
@@ -208,6 +205,21 @@ def _add_controller_flags(parser: argparse.ArgumentParser) -> None:
         dest="enable_garbage_collector",
         help="run the garbage collector (default true; must match the API server's setting)",
     )
+
+
+def _add_controllers_flag(parser: argparse.ArgumentParser, ctl: Any, *, help: str) -> None:
+    """``--controllers`` in group ``ctl``: a flag given wins over the config file's
+    ``controllers`` (a parser default, ``*`` without one); :func:`_controller_selection` reads
+    them back."""
+    ctl.add_argument(
+        "--controllers", action=_Accumulate, dest="controllers_flag", metavar="LIST", help=help
+    )
+    parser.set_defaults(controllers=["*"])
+
+
+def _controller_selection(args: argparse.Namespace) -> list[str]:
+    """The ``--controllers`` entries: the flags', else the config file's (else ``*``)."""
+    return list(args.controllers_flag if args.controllers_flag is not None else args.controllers)
 
 
 def _add_registry_flags(ctl: Any, specs: Mapping[str, ControllerSpec] = CONTROLLERS) -> None:
@@ -629,8 +641,7 @@ def _controller_settings(
     args: argparse.Namespace,
 ) -> tuple[list[str], dict[str, int], dict[str, dict[str, Any]]]:
     """Enabled controller names, and each controller's workers and options by name."""
-    selection = args.controllers_flag if args.controllers_flag is not None else args.controllers
-    enabled = enabled_controllers(selection)
+    enabled = enabled_controllers(_controller_selection(args))
     if not args.enable_garbage_collector and "garbagecollector" in enabled:
         enabled.remove("garbagecollector")
     workers, options = _tuning_from(args, CONTROLLERS)
