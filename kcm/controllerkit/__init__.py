@@ -52,6 +52,8 @@ pieces. The families:
   :func:`volume_fits_node`.
 * **Bootstrap tokens**: :func:`bootstrap_token_id`, :func:`bootstrap_token_expiration` and
   :func:`secret_text` for the bootstrap signer and the token cleaner.
+* **Timer loops**: :func:`run_every`, the loop of a controller that works in passes rather
+  than per object (Go's ``wait.Until`` / ``wait.NonSlidingUntil``).
 * **Cloud controllers**: :func:`cloud_support_refusal`, why a controller that needs a part of
   the cloud provider (:data:`CloudPart`) cannot run on it: the check of ``add_to_manager`` and
   of the constructor alike.
@@ -138,6 +140,7 @@ from ._node_affinity import NODE_NAME_FIELD as NODE_NAME_FIELD
 from ._node_affinity import node_selector_matches as node_selector_matches
 from ._node_affinity import node_selector_term_matches as node_selector_term_matches
 from ._node_affinity import required_node_affinity_matches as required_node_affinity_matches
+from ._periodic import run_every as run_every
 from ._pod_deletion import PodDeletions as PodDeletions
 from ._pod_deletion import delete_pods as delete_pods
 from ._pod_endpoints import find_port as find_port
@@ -349,6 +352,7 @@ __all__ = [
     "recheck_deletion_timestamp",
     "required_node_affinity_matches",
     "root_ca",
+    "run_every",
     "safe_encode_string",
     "secret_text",
     "service_ip_set",
