@@ -50,6 +50,9 @@ pieces. The families:
   talk through (:data:`ANN_SELECTED_NODE`, :data:`ANN_STORAGE_PROVISIONER`, ...),
   :func:`claim_class`/:func:`volume_class`, :func:`is_volume_bound_to_claim` and
   :func:`volume_fits_node`.
+* **A key queue and its workers**: :class:`QueueController`, the skeleton of the single-kind
+  controllers (the common options, a :class:`~kcm.runtime.Controller`, ``run``), and
+  :func:`certificate_rate_limiter`, the CSR approver's and signer's queue.
 * **Bootstrap tokens**: :func:`bootstrap_token_id`, :func:`bootstrap_token_expiration` and
   :func:`secret_text` for the bootstrap signer and the token cleaner.
 * **Feature gates**: :func:`feature_gates` (``--feature-gates`` as the manager a controller
@@ -75,6 +78,7 @@ from ._certificate_requests import KUBELET_CLIENT_USAGES as KUBELET_CLIENT_USAGE
 from ._certificate_requests import KUBELET_SERVING as KUBELET_SERVING
 from ._certificate_requests import KUBELET_SERVING_USAGES as KUBELET_SERVING_USAGES
 from ._certificate_requests import LEGACY_UNKNOWN as LEGACY_UNKNOWN
+from ._certificate_requests import certificate_rate_limiter as certificate_rate_limiter
 from ._certificate_requests import has_true_condition as has_true_condition
 from ._certificate_requests import is_approved as is_approved
 from ._certificate_requests import is_denied as is_denied
@@ -158,6 +162,8 @@ from ._pod_volumes import add_pod_pvc_index as add_pod_pvc_index
 from ._pod_volumes import ephemeral_claim_name as ephemeral_claim_name
 from ._pod_volumes import ephemeral_claim_refusal as ephemeral_claim_refusal
 from ._pod_volumes import pod_pvc_keys as pod_pvc_keys
+from ._queue_controller import QueueController as QueueController
+from ._queue_controller import QueueControllerOptions as QueueControllerOptions
 from ._replica_manager import BURST_REPLICAS as BURST_REPLICAS
 from ._replica_manager import ReplicaKind as ReplicaKind
 from ._replica_manager import ReplicaManager as ReplicaManager
@@ -272,6 +278,8 @@ __all__ = [
     "History",
     "LabelMatcher",
     "PodDeletions",
+    "QueueController",
+    "QueueControllerOptions",
     "ReplicaKind",
     "ReplicaManager",
     "ServicePodEvents",
@@ -284,6 +292,7 @@ __all__ = [
     "bootstrap_token_expiration",
     "bootstrap_token_id",
     "calculate_replica_status",
+    "certificate_rate_limiter",
     "claim_class",
     "compare_pods_for_deletion",
     "compute_template_hash",
