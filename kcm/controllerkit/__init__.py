@@ -51,7 +51,8 @@ pieces. The families:
   :func:`claim_class`/:func:`volume_class`, :func:`is_volume_bound_to_claim` and
   :func:`volume_fits_node`.
 * **A key queue and its workers**: :class:`QueueController`, the skeleton of the single-kind
-  controllers (the common options, a :class:`~kcm.runtime.Controller`, ``run``), and
+  controllers (the common options, a :class:`~kcm.runtime.Controller`, ``run``),
+  :class:`EnqueueOn`, the handler for only the events kube listens to, and
   :func:`certificate_rate_limiter`, the CSR approver's and signer's queue.
 * **Bootstrap tokens**: :func:`bootstrap_token_id`, :func:`bootstrap_token_expiration` and
   :func:`secret_text` for the bootstrap signer and the token cleaner.
@@ -113,6 +114,7 @@ from ._endpoint_slices import endpoints_equal_beyond_key as endpoints_equal_beyo
 from ._endpoint_slices import managed_by as managed_by
 from ._endpoint_slices import port_map_key as port_map_key
 from ._endpoint_slices import service_key_for_slice as service_key_for_slice
+from ._enqueue_on import EnqueueOn as EnqueueOn
 from ._error_text import error_text as error_text
 from ._expectations import EXPECTATIONS_TIMEOUT as EXPECTATIONS_TIMEOUT
 from ._expectations import ControllerExpectations as ControllerExpectations
@@ -273,6 +275,7 @@ __all__ = [
     "ControllerRefManager",
     "EndpointSet",
     "EndpointSliceTracker",
+    "EnqueueOn",
     "FeatureGate",
     "FeatureGates",
     "History",
