@@ -15,6 +15,7 @@ from typing import final
 from kcm.controllerkit import (
     BOOTSTRAP_TOKEN_NAMESPACE,
     BOOTSTRAP_TOKEN_SECRET_TYPE,
+    EnqueueOn,
     QueueController,
     bootstrap_token_expiration,
 )
@@ -22,7 +23,7 @@ from kcm.errors import Conflict, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey
 from kcm.models.core_v1 import Secret
-from kcm.runtime import EnqueueMapped, Result
+from kcm.runtime import Result
 
 __all__ = ["TokenCleaner"]
 
@@ -48,9 +49,9 @@ class TokenCleaner(QueueController):
     queue_name = "token_cleaner"
 
     def watch_informers(self, factory: SharedInformerFactory) -> None:
-        mapped: EnqueueMapped[Secret] = EnqueueMapped(_token_key)
-        secrets = factory.informer_for(Secret)
-        self._secrets = self.watch(secrets, _AddAndUpdate(mapped), kind="Secret")
+        # kube's handlers: adds and updates queue the token; a deletion needs nothing
+        tokens = EnqueueOn(_token_key, add=True, update=True)
+        self._secrets = self.watch(factory.informer_for(Secret), tokens, kind="Secret")
 
     async def reconcile(self, request: ObjectKey) -> Result:
         """Delete token Secret ``request`` if it expired, else come back when it does.
@@ -73,19 +74,3 @@ class TokenCleaner(QueueController):
             return Result()
         logger.info("deleted expired bootstrap token Secret %s/%s", *request)
         return Result()
-
-
-class _AddAndUpdate:
-    """kube's handlers: adds and updates queue the token; a deletion needs nothing."""
-
-    def __init__(self, inner: EnqueueMapped[Secret]) -> None:
-        self._inner = inner
-
-    def create_keys(self, obj: Secret, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return self._inner.create_keys(obj, is_in_initial_list=is_in_initial_list)
-
-    def update_keys(self, old: Secret, new: Secret) -> Iterable[ObjectKey]:
-        return _token_key(new)
-
-    def delete_keys(self, obj: Secret, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        return ()
