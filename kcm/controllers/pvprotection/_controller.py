@@ -12,7 +12,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any, final
 
-from kcm.controllerkit import QueueController
+from kcm.controllerkit import EnqueueOn, QueueController
 from kcm.errors import NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey
@@ -48,7 +48,9 @@ class PVProtectionController(QueueController):
 
     def watch_informers(self, factory: SharedInformerFactory) -> None:
         volumes = factory.informer_for(PersistentVolume)
-        self._volumes = self.watch(volumes, _AddedOrUpdated(), kind="PersistentVolume")
+        # kube's handlers: adds and updates of a PV that needs attention; deletions nothing
+        attention = EnqueueOn(_key, add=True, update=True)
+        self._volumes = self.watch(volumes, attention, kind="PersistentVolume")
 
     async def reconcile(self, request: ObjectKey) -> Result:
         """Add or remove PV ``request.name``'s finalizer.
@@ -69,20 +71,3 @@ class PVProtectionController(QueueController):
         except NotFound:
             pass
         return Result()
-
-
-class _AddedOrUpdated:
-    """kube's handlers: adds and updates of a PV that needs attention; deletions nothing."""
-
-    def create_keys(
-        self, obj: PersistentVolume, *, is_in_initial_list: bool
-    ) -> Iterable[ObjectKey]:
-        return _key(obj)
-
-    def update_keys(self, old: PersistentVolume, new: PersistentVolume) -> Iterable[ObjectKey]:
-        return _key(new)
-
-    def delete_keys(
-        self, obj: PersistentVolume, *, final_state_unknown: bool
-    ) -> Iterable[ObjectKey]:
-        return ()
