@@ -14,7 +14,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any, final
 
-from kcm.controllerkit import QueueController
+from kcm.controllerkit import EnqueueOn, QueueController
 from kcm.errors import NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import Lease, ObjectKey
@@ -51,11 +51,30 @@ class StorageVersionGC(QueueController):
         leases = factory.informer_for(Lease)
         self._leases = leases.lister()
         versions = factory.informer_for(StorageVersion)
-        self._versions = self.watch(versions, _VersionEvents(self._live))
-        self.watch(leases, _LeaseEvents(self._versions.list))
+        self._versions = self.watch(versions, EnqueueOn(self._if_stale, add=True, update=True))
+        self.watch(leases, EnqueueOn(self._versions_of_gone_server, delete=True))
 
     def _live(self, server: str) -> bool:
         return _is_identity(self._leases.get_or_none("kube-system", server))
+
+    def _if_stale(self, version: StorageVersion) -> Iterable[ObjectKey]:
+        """A StorageVersion added or updated with an entry of a server that is not alive."""
+        stale = live_entries(version, self._live) is not None
+        return (ObjectKey("", version.metadata.name or ""),) if stale else ()
+
+    def _versions_of_gone_server(self, lease: Lease) -> Iterable[ObjectKey]:
+        """An identity Lease deleted: every StorageVersion with an entry of that server."""
+        if lease.metadata.namespace != "kube-system" or not _is_identity(lease):
+            return ()
+        server = lease.metadata.name
+        return [
+            ObjectKey("", v.metadata.name or "")
+            for v in self._versions.list()
+            if any(
+                e.api_server_id == server
+                for e in (v.status.storage_versions if v.status else None) or ()
+            )
+        ]
 
     async def reconcile(self, request: ObjectKey) -> Result:
         """Drop StorageVersion ``request.name``'s entries of servers that are gone.
@@ -90,49 +109,3 @@ class StorageVersionGC(QueueController):
         except NotFound:
             pass
         return Result()
-
-
-class _VersionEvents:
-    """A StorageVersion added or updated with an entry of a server that is not alive."""
-
-    def __init__(self, live: Any) -> None:
-        self._live = live
-
-    def _keys(self, version: StorageVersion) -> Iterable[ObjectKey]:
-        stale = live_entries(version, self._live) is not None
-        return (ObjectKey("", version.metadata.name or ""),) if stale else ()
-
-    def create_keys(self, obj: StorageVersion, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return self._keys(obj)
-
-    def update_keys(self, old: StorageVersion, new: StorageVersion) -> Iterable[ObjectKey]:
-        return self._keys(new)
-
-    def delete_keys(self, obj: StorageVersion, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        return ()
-
-
-class _LeaseEvents:
-    """An identity Lease deleted: every StorageVersion with an entry of that server."""
-
-    def __init__(self, versions: Any) -> None:
-        self._versions = versions
-
-    def create_keys(self, obj: Lease, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return ()
-
-    def update_keys(self, old: Lease, new: Lease) -> Iterable[ObjectKey]:
-        return ()
-
-    def delete_keys(self, obj: Lease, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        if obj.metadata.namespace != "kube-system" or not _is_identity(obj):
-            return ()
-        server = obj.metadata.name
-        return [
-            ObjectKey("", v.metadata.name or "")
-            for v in self._versions()
-            if any(
-                e.api_server_id == server
-                for e in (v.status.storage_versions if v.status else None) or ()
-            )
-        ]
