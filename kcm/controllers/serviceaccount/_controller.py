@@ -13,7 +13,12 @@ from collections.abc import Iterable, Sequence
 from typing import Unpack, final
 
 from kcm.client import ApiClient
-from kcm.controllerkit import QueueController, QueueControllerOptions, is_namespace_terminating
+from kcm.controllerkit import (
+    EnqueueOn,
+    QueueController,
+    QueueControllerOptions,
+    is_namespace_terminating,
+)
 from kcm.errors import AlreadyExists
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey
@@ -29,30 +34,12 @@ DEFAULT_SERVICE_ACCOUNTS = ("default",)
 """What every namespace gets (kube's ``DefaultServiceAccountsControllerOptions``)."""
 
 
-class _NamespaceEvents:
-    """Namespace adds and updates (resyncs included) sync that namespace."""
-
-    def create_keys(self, obj: Namespace, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return (ObjectKey("", obj.metadata.name or ""),)
-
-    def update_keys(self, old: Namespace, new: Namespace) -> Iterable[ObjectKey]:
-        return (ObjectKey("", new.metadata.name or ""),)
-
-    def delete_keys(self, obj: Namespace, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        return ()
+def _namespace(ns: Namespace) -> Iterable[ObjectKey]:
+    return (ObjectKey("", ns.metadata.name or ""),)
 
 
-class _ServiceAccountEvents:
-    """A deleted ServiceAccount syncs its namespace (so ``default`` comes back)."""
-
-    def create_keys(self, obj: ServiceAccount, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return ()
-
-    def update_keys(self, old: ServiceAccount, new: ServiceAccount) -> Iterable[ObjectKey]:
-        return ()
-
-    def delete_keys(self, obj: ServiceAccount, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        return (ObjectKey("", obj.metadata.namespace or ""),)
+def _namespace_of(account: ServiceAccount) -> Iterable[ObjectKey]:
+    return (ObjectKey("", account.metadata.namespace or ""),)
 
 
 @final
@@ -89,8 +76,12 @@ class ServiceAccountsController(QueueController):
     def watch_informers(self, factory: SharedInformerFactory) -> None:
         namespaces = factory.informer_for(Namespace)
         accounts = factory.informer_for(ServiceAccount)
-        self._namespaces = self.watch(namespaces, _NamespaceEvents(), kind="Namespace")
-        self._accounts = self.watch(accounts, _ServiceAccountEvents(), kind="ServiceAccount")
+        # namespace adds and updates (resyncs included) sync that namespace; a deleted
+        # ServiceAccount syncs its namespace (so ``default`` comes back)
+        synced = EnqueueOn(_namespace, add=True, update=True)
+        self._namespaces = self.watch(namespaces, synced, kind="Namespace")
+        deleted = EnqueueOn(_namespace_of, delete=True)
+        self._accounts = self.watch(accounts, deleted, kind="ServiceAccount")
 
     def __repr__(self) -> str:
         return f"<ServiceAccountsController accounts={list(self.service_accounts)}>"
