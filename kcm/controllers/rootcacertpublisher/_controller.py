@@ -16,7 +16,12 @@ from typing import Unpack, final
 import msgspec
 
 from kcm.client import ApiClient
-from kcm.controllerkit import QueueController, QueueControllerOptions, is_namespace_terminating
+from kcm.controllerkit import (
+    EnqueueOn,
+    QueueController,
+    QueueControllerOptions,
+    is_namespace_terminating,
+)
 from kcm.errors import NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey
@@ -60,18 +65,8 @@ class _NamespaceEvents:
         return ()
 
 
-class _ConfigMapEvents:
-    """An updated or deleted ``kube-root-ca.crt`` syncs its namespace (the informer only
-    holds ConfigMaps of that name)."""
-
-    def create_keys(self, obj: ConfigMap, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return ()
-
-    def update_keys(self, old: ConfigMap, new: ConfigMap) -> Iterable[ObjectKey]:
-        return (ObjectKey("", new.metadata.namespace or ""),)
-
-    def delete_keys(self, obj: ConfigMap, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        return (ObjectKey("", obj.metadata.namespace or ""),)
+def _namespace_of(cm: ConfigMap) -> Iterable[ObjectKey]:
+    return (ObjectKey("", cm.metadata.namespace or ""),)
 
 
 @final
@@ -111,7 +106,10 @@ class RootCACertPublisher(QueueController):
         own_config_maps = f"metadata.name={ROOT_CA_CONFIG_MAP}"
         config_maps = factory.informer_for(ConfigMap, field_selector=own_config_maps)
         self.watch(factory.informer_for(Namespace), _NamespaceEvents(), kind="Namespace")
-        self._config_maps = self.watch(config_maps, _ConfigMapEvents(), kind="ConfigMap")
+        # an updated or deleted kube-root-ca.crt (the only ConfigMaps the informer holds)
+        # syncs its namespace
+        repaired = EnqueueOn(_namespace_of, update=True, delete=True)
+        self._config_maps = self.watch(config_maps, repaired, kind="ConfigMap")
 
     def __repr__(self) -> str:
         return f"<RootCACertPublisher ca={len(self.root_ca)} bytes>"
