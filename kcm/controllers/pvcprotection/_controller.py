@@ -15,7 +15,13 @@ import logging
 from collections.abc import Iterable
 from typing import Any, final
 
-from kcm.controllerkit import POD_PVC_INDEX, QueueController, add_pod_pvc_index, pod_pvc_keys
+from kcm.controllerkit import (
+    POD_PVC_INDEX,
+    EnqueueOn,
+    QueueController,
+    add_pod_pvc_index,
+    pod_pvc_keys,
+)
 from kcm.errors import NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key
@@ -37,25 +43,12 @@ def needs_attention(pvc: PersistentVolumeClaim) -> bool:
     return has == (pvc.metadata.deletion_timestamp is not None)
 
 
+def _if_attention(pvc: PersistentVolumeClaim) -> Iterable[ObjectKey]:
+    return (object_key(pvc),) if needs_attention(pvc) else ()
+
+
 def _claim_keys(pod: Pod) -> list[ObjectKey]:
     return [ObjectKey(*key.split("/", 1)) for key in pod_pvc_keys(pod)]
-
-
-class _Claims:
-    def create_keys(
-        self, obj: PersistentVolumeClaim, *, is_in_initial_list: bool
-    ) -> Iterable[ObjectKey]:
-        return (object_key(obj),) if needs_attention(obj) else ()
-
-    def update_keys(
-        self, old: PersistentVolumeClaim, new: PersistentVolumeClaim
-    ) -> Iterable[ObjectKey]:
-        return (object_key(new),) if needs_attention(new) else ()
-
-    def delete_keys(
-        self, obj: PersistentVolumeClaim, *, final_state_unknown: bool
-    ) -> Iterable[ObjectKey]:
-        return ()
 
 
 class _PodClaims:
@@ -93,7 +86,8 @@ class PVCProtectionController(QueueController):
         claims = factory.informer_for(PersistentVolumeClaim)
         pods = factory.informer_for(Pod)
         add_pod_pvc_index(pods)
-        self._claims = self.watch(claims, _Claims(), kind="PersistentVolumeClaim")
+        attention = EnqueueOn(_if_attention, add=True, update=True)
+        self._claims = self.watch(claims, attention, kind="PersistentVolumeClaim")
         self._pods = self.watch(pods, _PodClaims(), kind="Pod")
 
     async def reconcile(self, request: ObjectKey) -> Result:
