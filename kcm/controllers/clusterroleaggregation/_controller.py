@@ -15,7 +15,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any, final
 
-from kcm.controllerkit import QueueController
+from kcm.controllerkit import EnqueueOn, QueueController
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey
 from kcm.models.meta_v1 import ObjectMeta
@@ -49,22 +49,6 @@ def aggregated_rules(role: ClusterRole, roles: Iterable[ClusterRole]) -> list[Po
     return rules
 
 
-class _EveryAggregatedRole:
-    """Any ClusterRole event queues every aggregated ClusterRole (kube's ``enqueue``)."""
-
-    def __init__(self, controller: ClusterRoleAggregationController) -> None:
-        self._controller = controller
-
-    def create_keys(self, obj: ClusterRole, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return self._controller.aggregated_keys()
-
-    def update_keys(self, old: ClusterRole, new: ClusterRole) -> Iterable[ObjectKey]:
-        return self._controller.aggregated_keys()
-
-    def delete_keys(self, obj: ClusterRole, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        return self._controller.aggregated_keys()
-
-
 @final
 class ClusterRoleAggregationController(QueueController):
     """Fills in aggregated ClusterRoles (``admin``, ``edit``, ``view`` and any of yours).
@@ -82,7 +66,12 @@ class ClusterRoleAggregationController(QueueController):
 
     def watch_informers(self, factory: SharedInformerFactory) -> None:
         roles = factory.informer_for(ClusterRole)
-        self._roles = self.watch(roles, _EveryAggregatedRole(self), kind="ClusterRole")
+        # any ClusterRole event queues every aggregated ClusterRole (kube's ``enqueue``)
+        every = EnqueueOn(self._every_aggregated, add=True, update=True, delete=True)
+        self._roles = self.watch(roles, every, kind="ClusterRole")
+
+    def _every_aggregated(self, _: ClusterRole) -> list[ObjectKey]:
+        return self.aggregated_keys()
 
     def aggregated_keys(self) -> list[ObjectKey]:
         """The keys of every cached ClusterRole with an aggregation rule."""
