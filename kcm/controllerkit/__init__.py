@@ -59,7 +59,8 @@ pieces. The families:
 * **Feature gates**: :func:`feature_gates` (``--feature-gates`` as the manager a controller
   was added to holds them; 1.24's defaults otherwise), :class:`FeatureGates`.
 * **Small shared answers**: :func:`is_namespace_terminating` (a create refused by a
-  terminating namespace), :func:`error_text` (an error in an event, as Go prints it),
+  terminating namespace), :func:`namespace_keys` (the namespace an object lives in, as a
+  handler's keys), :func:`error_text` (an error in an event, as Go prints it),
   :func:`log_failed_pass` (a failed periodic pass: one line when expected),
   :func:`finished_condition`/:func:`is_finished` (Jobs), :func:`safe_encode_string` (hashes as
   text), and :func:`root_ca`/:func:`read_root_ca` (the
@@ -135,6 +136,7 @@ from ._history import sort_controller_revisions as sort_controller_revisions
 from ._job_status import finished_condition as finished_condition
 from ._job_status import is_finished as is_finished
 from ._namespaces import is_namespace_terminating as is_namespace_terminating
+from ._namespaces import namespace_keys as namespace_keys
 from ._node_affinity import NODE_NAME_FIELD as NODE_NAME_FIELD
 from ._node_affinity import node_selector_matches as node_selector_matches
 from ._node_affinity import node_selector_term_matches as node_selector_term_matches
@@ -334,6 +336,7 @@ __all__ = [
     "kubelet_serving_refusal",
     "log_failed_pass",
     "managed_by",
+    "namespace_keys",
     "new_controller_revision",
     "node_selector_matches",
     "node_selector_term_matches",
