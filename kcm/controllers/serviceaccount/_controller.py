@@ -18,6 +18,7 @@ from kcm.controllerkit import (
     QueueController,
     QueueControllerOptions,
     is_namespace_terminating,
+    namespace_keys,
 )
 from kcm.errors import AlreadyExists
 from kcm.informers import SharedInformerFactory
@@ -36,10 +37,6 @@ DEFAULT_SERVICE_ACCOUNTS = ("default",)
 
 def _namespace(ns: Namespace) -> Iterable[ObjectKey]:
     return (ObjectKey("", ns.metadata.name or ""),)
-
-
-def _namespace_of(account: ServiceAccount) -> Iterable[ObjectKey]:
-    return (ObjectKey("", account.metadata.namespace or ""),)
 
 
 @final
@@ -80,7 +77,7 @@ class ServiceAccountsController(QueueController):
         # ServiceAccount syncs its namespace (so ``default`` comes back)
         synced = EnqueueOn(_namespace, add=True, update=True)
         self._namespaces = self.watch(namespaces, synced, kind="Namespace")
-        deleted = EnqueueOn(_namespace_of, delete=True)
+        deleted = EnqueueOn(namespace_keys, delete=True)
         self._accounts = self.watch(accounts, deleted, kind="ServiceAccount")
 
     def __repr__(self) -> str:
