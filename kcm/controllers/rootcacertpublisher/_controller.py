@@ -21,6 +21,7 @@ from kcm.controllerkit import (
     QueueController,
     QueueControllerOptions,
     is_namespace_terminating,
+    namespace_keys,
 )
 from kcm.errors import NotFound
 from kcm.informers import SharedInformerFactory
@@ -65,10 +66,6 @@ class _NamespaceEvents:
         return ()
 
 
-def _namespace_of(cm: ConfigMap) -> Iterable[ObjectKey]:
-    return (ObjectKey("", cm.metadata.namespace or ""),)
-
-
 @final
 class RootCACertPublisher(QueueController):
     """Keeps ``kube-root-ca.crt`` (``ca.crt: <root_ca>``) in every namespace.
@@ -108,7 +105,7 @@ class RootCACertPublisher(QueueController):
         self.watch(factory.informer_for(Namespace), _NamespaceEvents(), kind="Namespace")
         # an updated or deleted kube-root-ca.crt (the only ConfigMaps the informer holds)
         # syncs its namespace
-        repaired = EnqueueOn(_namespace_of, update=True, delete=True)
+        repaired = EnqueueOn(namespace_keys, update=True, delete=True)
         self._config_maps = self.watch(config_maps, repaired, kind="ConfigMap")
 
     def __repr__(self) -> str:
