@@ -100,9 +100,9 @@ class RootCACertPublisher(QueueController):
         super().__init__(client, factory, **options)
 
     def watch_informers(self, factory: SharedInformerFactory) -> None:
-        own_config_maps = f"metadata.name={ROOT_CA_CONFIG_MAP}"
-        config_maps = factory.informer_for(ConfigMap, field_selector=own_config_maps)
         self.watch(factory.informer_for(Namespace), _NamespaceEvents(), kind="Namespace")
+        own = f"metadata.name={ROOT_CA_CONFIG_MAP}"
+        config_maps = factory.informer_for(ConfigMap, field_selector=own)
         # an updated or deleted kube-root-ca.crt (the only ConfigMaps the informer holds)
         # syncs its namespace
         repaired = EnqueueOn(namespace_keys, update=True, delete=True)
