@@ -50,6 +50,10 @@ pieces. The families:
   talk through (:data:`ANN_SELECTED_NODE`, :data:`ANN_STORAGE_PROVISIONER`, ...),
   :func:`claim_class`/:func:`volume_class`, :func:`is_volume_bound_to_claim` and
   :func:`volume_fits_node`.
+* **A key queue and its workers**: :class:`QueueController`, the skeleton of the single-kind
+  controllers (the common options, a :class:`~kcm.runtime.Controller`, ``run``),
+  :class:`EnqueueOn`, the handler for only the events kube listens to, and
+  :func:`certificate_rate_limiter`, the CSR approver's and signer's queue.
 * **Bootstrap tokens**: :func:`bootstrap_token_id`, :func:`bootstrap_token_expiration` and
   :func:`secret_text` for the bootstrap signer and the token cleaner.
 * **Timer loops**: :func:`run_every`, the loop of a controller that works in passes rather
@@ -60,7 +64,8 @@ pieces. The families:
 * **Feature gates**: :func:`feature_gates` (``--feature-gates`` as the manager a controller
   was added to holds them; 1.24's defaults otherwise), :class:`FeatureGates`.
 * **Small shared answers**: :func:`is_namespace_terminating` (a create refused by a
-  terminating namespace), :func:`error_text` (an error in an event, as Go prints it),
+  terminating namespace), :func:`namespace_keys` (the namespace an object lives in, as a
+  handler's keys), :func:`error_text` (an error in an event, as Go prints it),
   :func:`log_failed_pass` (a failed periodic pass: one line when expected),
   :func:`finished_condition`/:func:`is_finished` (Jobs), :func:`safe_encode_string` (hashes as
   text), and :func:`root_ca`/:func:`read_root_ca` (the
@@ -80,6 +85,7 @@ from ._certificate_requests import KUBELET_CLIENT_USAGES as KUBELET_CLIENT_USAGE
 from ._certificate_requests import KUBELET_SERVING as KUBELET_SERVING
 from ._certificate_requests import KUBELET_SERVING_USAGES as KUBELET_SERVING_USAGES
 from ._certificate_requests import LEGACY_UNKNOWN as LEGACY_UNKNOWN
+from ._certificate_requests import certificate_rate_limiter as certificate_rate_limiter
 from ._certificate_requests import has_true_condition as has_true_condition
 from ._certificate_requests import is_approved as is_approved
 from ._certificate_requests import is_denied as is_denied
@@ -116,6 +122,7 @@ from ._endpoint_slices import endpoints_equal_beyond_key as endpoints_equal_beyo
 from ._endpoint_slices import managed_by as managed_by
 from ._endpoint_slices import port_map_key as port_map_key
 from ._endpoint_slices import service_key_for_slice as service_key_for_slice
+from ._enqueue_on import EnqueueOn as EnqueueOn
 from ._error_text import error_text as error_text
 from ._expectations import EXPECTATIONS_TIMEOUT as EXPECTATIONS_TIMEOUT
 from ._expectations import ControllerExpectations as ControllerExpectations
@@ -136,6 +143,7 @@ from ._history import sort_controller_revisions as sort_controller_revisions
 from ._job_status import finished_condition as finished_condition
 from ._job_status import is_finished as is_finished
 from ._namespaces import is_namespace_terminating as is_namespace_terminating
+from ._namespaces import namespace_keys as namespace_keys
 from ._node_affinity import NODE_NAME_FIELD as NODE_NAME_FIELD
 from ._node_affinity import node_selector_matches as node_selector_matches
 from ._node_affinity import node_selector_term_matches as node_selector_term_matches
@@ -166,6 +174,8 @@ from ._pod_volumes import add_pod_pvc_index as add_pod_pvc_index
 from ._pod_volumes import ephemeral_claim_name as ephemeral_claim_name
 from ._pod_volumes import ephemeral_claim_refusal as ephemeral_claim_refusal
 from ._pod_volumes import pod_pvc_keys as pod_pvc_keys
+from ._queue_controller import QueueController as QueueController
+from ._queue_controller import QueueControllerOptions as QueueControllerOptions
 from ._replica_manager import BURST_REPLICAS as BURST_REPLICAS
 from ._replica_manager import ReplicaKind as ReplicaKind
 from ._replica_manager import ReplicaManager as ReplicaManager
@@ -276,11 +286,14 @@ __all__ = [
     "ControllerRefManager",
     "EndpointSet",
     "EndpointSliceTracker",
+    "EnqueueOn",
     "FeatureGate",
     "FeatureGates",
     "History",
     "LabelMatcher",
     "PodDeletions",
+    "QueueController",
+    "QueueControllerOptions",
     "ReplicaKind",
     "ReplicaManager",
     "ServicePodEvents",
@@ -293,6 +306,7 @@ __all__ = [
     "bootstrap_token_expiration",
     "bootstrap_token_id",
     "calculate_replica_status",
+    "certificate_rate_limiter",
     "claim_class",
     "cloud_support_refusal",
     "compare_pods_for_deletion",
@@ -332,6 +346,7 @@ __all__ = [
     "kubelet_serving_refusal",
     "log_failed_pass",
     "managed_by",
+    "namespace_keys",
     "new_controller_revision",
     "node_selector_matches",
     "node_selector_term_matches",
