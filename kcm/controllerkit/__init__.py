@@ -29,7 +29,8 @@ pieces. The families:
   their syncs (:func:`sync_with_retry_limit`), and for EndpointSlice writers the endpoint
   identity (:class:`EndpointSet`), port groups and the generations they wrote
   (:class:`EndpointSliceTracker`, with :class:`StaleSliceSyncs` for syncs held back by a
-  stale cache).
+  stale cache), their slice event handler (:class:`EndpointSliceEvents`), queue pacing
+  (:func:`endpoint_slice_rate_limiter`) and writes (:func:`write_endpoint_slices`).
 * **Placing pods on nodes**: taints against tolerations (:func:`tolerates_taint`,
   :func:`untolerated_taint`, :func:`add_or_update_toleration`) and node affinity
   (:func:`required_node_affinity_matches`, :func:`node_selector_matches`), for the DaemonSet
@@ -97,8 +98,11 @@ from ._csi_volumes import csi_volume_of as csi_volume_of
 from ._csi_volumes import is_controller_managed as is_controller_managed
 from ._csi_volumes import is_pod_terminated as is_pod_terminated
 from ._csi_volumes import volume_attachment_name as volume_attachment_name
+from ._endpoint_slice_queue import EndpointSliceEvents as EndpointSliceEvents
+from ._endpoint_slice_queue import endpoint_slice_rate_limiter as endpoint_slice_rate_limiter
 from ._endpoint_slice_tracker import EndpointSliceTracker as EndpointSliceTracker
 from ._endpoint_slice_tracker import StaleInformerCache as StaleInformerCache
+from ._endpoint_slice_writes import write_endpoint_slices as write_endpoint_slices
 from ._endpoint_slices import MANAGED_BY_LABEL as MANAGED_BY_LABEL
 from ._endpoint_slices import SERVICE_NAME_LABEL as SERVICE_NAME_LABEL
 from ._endpoint_slices import SKIP_MIRROR_LABEL as SKIP_MIRROR_LABEL
@@ -266,6 +270,7 @@ __all__ = [
     "ControllerExpectations",
     "ControllerRefManager",
     "EndpointSet",
+    "EndpointSliceEvents",
     "EndpointSliceTracker",
     "FeatureGate",
     "FeatureGates",
@@ -294,6 +299,7 @@ __all__ = [
     "desired_replicas",
     "endpoint_key",
     "endpoint_slice_prefix",
+    "endpoint_slice_rate_limiter",
     "endpoints_equal_beyond_key",
     "ephemeral_claim_name",
     "ephemeral_claim_refusal",
@@ -362,4 +368,5 @@ __all__ = [
     "volume_attachment_name",
     "volume_class",
     "volume_fits_node",
+    "write_endpoint_slices",
 ]
