@@ -16,8 +16,8 @@ pieces. The families:
   ``pod-deletion-cost``), :func:`slow_start_batch` for creating many and :func:`delete_pods`
   for deleting them with expectations and events.
 * **Keeping N pods of an owner**: :class:`ReplicaManager` over a :class:`ReplicaKind` (the
-  ReplicaSet and ReplicationController controllers, or your own kind) and its status
-  (:func:`calculate_replica_status`).
+  ReplicaSet and ReplicationController controllers, or your own kind, as a
+  :class:`ReplicaController`) and its status (:func:`calculate_replica_status`).
 * **ControllerRevision history**: :class:`History` and the pure helpers around it
   (:func:`new_controller_revision`, :func:`hash_controller_revision`, ...), for controllers that
   keep revisions of their template (DaemonSet, StatefulSet); :func:`template_patch` and
@@ -162,6 +162,7 @@ from ._pod_volumes import add_pod_pvc_index as add_pod_pvc_index
 from ._pod_volumes import ephemeral_claim_name as ephemeral_claim_name
 from ._pod_volumes import ephemeral_claim_refusal as ephemeral_claim_refusal
 from ._pod_volumes import pod_pvc_keys as pod_pvc_keys
+from ._replica_controller import ReplicaController as ReplicaController
 from ._replica_manager import BURST_REPLICAS as BURST_REPLICAS
 from ._replica_manager import ReplicaKind as ReplicaKind
 from ._replica_manager import ReplicaManager as ReplicaManager
@@ -277,6 +278,7 @@ __all__ = [
     "History",
     "LabelMatcher",
     "PodDeletions",
+    "ReplicaController",
     "ReplicaKind",
     "ReplicaManager",
     "ServicePodEvents",
