@@ -163,6 +163,7 @@ from ._pod_volumes import ephemeral_claim_name as ephemeral_claim_name
 from ._pod_volumes import ephemeral_claim_refusal as ephemeral_claim_refusal
 from ._pod_volumes import pod_pvc_keys as pod_pvc_keys
 from ._replica_controller import ReplicaController as ReplicaController
+from ._replica_controller import ReplicaControllerOptions as ReplicaControllerOptions
 from ._replica_manager import BURST_REPLICAS as BURST_REPLICAS
 from ._replica_manager import ReplicaKind as ReplicaKind
 from ._replica_manager import ReplicaManager as ReplicaManager
@@ -279,6 +280,7 @@ __all__ = [
     "LabelMatcher",
     "PodDeletions",
     "ReplicaController",
+    "ReplicaControllerOptions",
     "ReplicaKind",
     "ReplicaManager",
     "ServicePodEvents",

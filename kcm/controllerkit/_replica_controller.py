@@ -3,41 +3,53 @@ ReplicaSet and ReplicationController controllers (and of your own)."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Required, TypedDict, TypeVar, Unpack
 
 import anyio
 from anyio.abc import TaskStatus
 from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.clock import Clock
 from kcm.informers import SharedInformerFactory
 from kcm.record import EventRecorder
 from kcm.runtime import HasMetadata
 
 from ._expectations import UIDTrackingControllerExpectations
-from ._replica_manager import BURST_REPLICAS, ReplicaKind, ReplicaManager
+from ._replica_manager import ReplicaKind, ReplicaManager
 
-__all__ = ["ReplicaController"]
+__all__ = ["ReplicaController", "ReplicaControllerOptions"]
 
 W = TypeVar("W", bound=HasMetadata)
+
+
+class ReplicaControllerOptions(TypedDict, total=False):
+    """The keyword arguments of a :class:`ReplicaController`, handed to its
+    :class:`ReplicaManager` (the common ones ``add_controller`` in ``kcm.controllers`` passes,
+    and ``burst_replicas``)."""
+
+    recorder: Required[EventRecorder]
+    """Event sink (``SuccessfulCreate``, ``FailedCreate``, ``SuccessfulDelete``,
+    ``FailedDelete`` on the owner)."""
+    clock: Clock
+    """Work queue and availability clock (default: the system clock)."""
+    workers: int
+    """Concurrent syncs (default 5)."""
+    registry: CollectorRegistry | None
+    """Prometheus registry for metrics (default None: none)."""
+    burst_replicas: int
+    """Most pods created or deleted per sync (default 500)."""
 
 
 class ReplicaController(Generic[W]):
     """Keeps ``spec.replicas`` pods of every object of :attr:`kind` running, with a
     :class:`ReplicaManager` (:attr:`manager`) whose work queue is named :attr:`queue_name`.
-    A subclass sets the two class attributes; the constructor is the common one
-    (``add_controller`` in ``kcm.controllers`` builds it).
+    A subclass sets the two class attributes.
 
     Args:
         client: the API client.
         factory: the shared informer factory (the owner and Pod informers).
-        recorder: event sink (``SuccessfulCreate``, ``FailedCreate``, ``SuccessfulDelete``,
-            ``FailedDelete`` on the owner).
-        clock: work queue and availability clock.
-        workers: concurrent syncs.
-        registry: Prometheus registry for metrics (None: none).
-        burst_replicas: most pods created or deleted per sync (500).
+        options: :class:`ReplicaControllerOptions`.
     """
 
     kind: ClassVar[ReplicaKind[Any]]
@@ -49,23 +61,10 @@ class ReplicaController(Generic[W]):
         self,
         client: ApiClient,
         factory: SharedInformerFactory,
-        *,
-        recorder: EventRecorder,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = 5,
-        registry: CollectorRegistry | None = None,
-        burst_replicas: int = BURST_REPLICAS,
+        **options: Unpack[ReplicaControllerOptions],
     ) -> None:
         self.manager: ReplicaManager[W] = ReplicaManager(
-            client,
-            factory,
-            self.kind,
-            name=self.queue_name,
-            recorder=recorder,
-            clock=clock,
-            workers=workers,
-            registry=registry,
-            burst_replicas=burst_replicas,
+            client, factory, self.kind, name=self.queue_name, **options
         )
 
     @property

@@ -144,9 +144,10 @@ async def test_writes_create_then_update_then_delete_and_track_each() -> None:
     assert tracker.handle_deletion(gone)  # its own delete
 
 
-@pytest.mark.anyio
-async def test_no_creates_for_a_deleting_owner_and_a_terminating_namespace_ends_quietly() -> None:
-    fake = _FakeSlices()
+async def _one_create_one_update(
+    refuse_create: Exception | None = None, *, owner_deleting: bool = False
+) -> list[str]:
+    fake = _FakeSlices(refuse_create)
     old = _slice("web-1")
     await write_endpoint_slices(
         _api(fake),
@@ -154,21 +155,16 @@ async def test_no_creates_for_a_deleting_owner_and_a_terminating_namespace_ends_
         create=[_slice("web-new")],
         update=[(old, old)],
         delete=[],
-        owner_deleting=True,
+        owner_deleting=owner_deleting,
     )
-    assert fake.calls == ["update web-1"]
+    return fake.calls
+
+
+@pytest.mark.anyio
+async def test_no_creates_for_a_deleting_owner_and_a_terminating_namespace_ends_quietly() -> None:
+    assert await _one_create_one_update(owner_deleting=True) == ["update web-1"]
     terminating = Forbidden("ns terminating", causes=[StatusCause(reason="NamespaceTerminating")])
-    fake = _FakeSlices(refuse_create=terminating)
-    await write_endpoint_slices(
-        _api(fake),
-        EndpointSliceTracker(),
-        create=[_slice("web-new")],
-        update=[(old, old)],
-        delete=[],
-    )
-    assert fake.calls == ["create web-new"]  # nothing after the refused create
-    fake = _FakeSlices(refuse_create=Forbidden("no"))
+    # nothing after the refused create
+    assert await _one_create_one_update(terminating) == ["create web-new"]
     with pytest.raises(Forbidden):
-        await write_endpoint_slices(
-            _api(fake), EndpointSliceTracker(), create=[_slice("x")], update=[], delete=[]
-        )
+        await _one_create_one_update(Forbidden("no"))
