@@ -16,8 +16,8 @@ pieces. The families:
   ``pod-deletion-cost``), :func:`slow_start_batch` for creating many and :func:`delete_pods`
   for deleting them with expectations and events.
 * **Keeping N pods of an owner**: :class:`ReplicaManager` over a :class:`ReplicaKind` (the
-  ReplicaSet and ReplicationController controllers, or your own kind) and its status
-  (:func:`calculate_replica_status`).
+  ReplicaSet and ReplicationController controllers, or your own kind, as a
+  :class:`ReplicaController`) and its status (:func:`calculate_replica_status`).
 * **ControllerRevision history**: :class:`History` and the pure helpers around it
   (:func:`new_controller_revision`, :func:`hash_controller_revision`, ...), for controllers that
   keep revisions of their template (DaemonSet, StatefulSet); :func:`template_patch` and
@@ -29,7 +29,8 @@ pieces. The families:
   their syncs (:func:`sync_with_retry_limit`), and for EndpointSlice writers the endpoint
   identity (:class:`EndpointSet`), port groups and the generations they wrote
   (:class:`EndpointSliceTracker`, with :class:`StaleSliceSyncs` for syncs held back by a
-  stale cache).
+  stale cache), their slice event handler (:class:`EndpointSliceEvents`), queue pacing
+  (:func:`endpoint_slice_rate_limiter`) and writes (:func:`write_endpoint_slices`).
 * **Placing pods on nodes**: taints against tolerations (:func:`tolerates_taint`,
   :func:`untolerated_taint`, :func:`add_or_update_toleration`) and node affinity
   (:func:`required_node_affinity_matches`, :func:`node_selector_matches`), for the DaemonSet
@@ -110,8 +111,11 @@ from ._csi_volumes import csi_volume_of as csi_volume_of
 from ._csi_volumes import is_controller_managed as is_controller_managed
 from ._csi_volumes import is_pod_terminated as is_pod_terminated
 from ._csi_volumes import volume_attachment_name as volume_attachment_name
+from ._endpoint_slice_queue import EndpointSliceEvents as EndpointSliceEvents
+from ._endpoint_slice_queue import endpoint_slice_rate_limiter as endpoint_slice_rate_limiter
 from ._endpoint_slice_tracker import EndpointSliceTracker as EndpointSliceTracker
 from ._endpoint_slice_tracker import StaleInformerCache as StaleInformerCache
+from ._endpoint_slice_writes import write_endpoint_slices as write_endpoint_slices
 from ._endpoint_slices import MANAGED_BY_LABEL as MANAGED_BY_LABEL
 from ._endpoint_slices import SERVICE_NAME_LABEL as SERVICE_NAME_LABEL
 from ._endpoint_slices import SKIP_MIRROR_LABEL as SKIP_MIRROR_LABEL
@@ -176,6 +180,8 @@ from ._pod_volumes import ephemeral_claim_refusal as ephemeral_claim_refusal
 from ._pod_volumes import pod_pvc_keys as pod_pvc_keys
 from ._queue_controller import QueueController as QueueController
 from ._queue_controller import QueueControllerOptions as QueueControllerOptions
+from ._replica_controller import ReplicaController as ReplicaController
+from ._replica_controller import ReplicaControllerOptions as ReplicaControllerOptions
 from ._replica_manager import BURST_REPLICAS as BURST_REPLICAS
 from ._replica_manager import ReplicaKind as ReplicaKind
 from ._replica_manager import ReplicaManager as ReplicaManager
@@ -285,6 +291,7 @@ __all__ = [
     "ControllerExpectations",
     "ControllerRefManager",
     "EndpointSet",
+    "EndpointSliceEvents",
     "EndpointSliceTracker",
     "EnqueueOn",
     "FeatureGate",
@@ -294,6 +301,8 @@ __all__ = [
     "PodDeletions",
     "QueueController",
     "QueueControllerOptions",
+    "ReplicaController",
+    "ReplicaControllerOptions",
     "ReplicaKind",
     "ReplicaManager",
     "ServicePodEvents",
@@ -318,6 +327,7 @@ __all__ = [
     "desired_replicas",
     "endpoint_key",
     "endpoint_slice_prefix",
+    "endpoint_slice_rate_limiter",
     "endpoints_equal_beyond_key",
     "ephemeral_claim_name",
     "ephemeral_claim_refusal",
@@ -388,4 +398,5 @@ __all__ = [
     "volume_attachment_name",
     "volume_class",
     "volume_fits_node",
+    "write_endpoint_slices",
 ]
