@@ -250,13 +250,15 @@ def _add_registry_flags(ctl: Any, specs: Mapping[str, ControllerSpec] = CONTROLL
                     dest=_option_dest(option.flag),
                 )
                 continue
+            is_duration = option.is_duration
             ctl.add_argument(
                 option.flag,
                 dest=_option_dest(option.flag),
                 type=option.type,
                 default=option.default,
-                metavar="VALUE",
-                help=f"{option.help} (default {option.default})",
+                metavar="DURATION" if is_duration else "VALUE",
+                help=f"{option.help} (default "
+                f"{format_duration(option.default) if is_duration else option.default})",
             )
 
 

@@ -69,6 +69,11 @@ class ControllerOption:
     default: Any
     help: str
 
+    @property
+    def is_duration(self) -> bool:
+        """A Go duration flag (``--help`` shows its default as ``5s``, as kube does)."""
+        return self.type is _duration
+
 
 @dataclass(frozen=True)
 class ControllerSpec:
