@@ -34,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 import _real_kube as real_kube  # benchmarks/ (the script's directory)
+from _processes import terminate
+from _results import pyplot, result_summary, save_plot, write_results
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "apiserver_vs_real.json"
@@ -196,12 +198,7 @@ def measure_kcm(args: argparse.Namespace) -> dict[str, Any]:
         _wait_ready(server)
         return _drive(server, [process.pid], args)
     finally:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        terminate(process)
 
 
 def measure_real(args: argparse.Namespace) -> dict[str, Any]:
@@ -273,33 +270,19 @@ def main() -> None:
             for s in servers
         )
         print(f"{phase:<10}{row}")
-    summary: dict[str, Any] = {
-        "count": args.count,
-        "concurrency": args.concurrency,
-        "load_average": os.getloadavg()[0],
-        "python": sys.version.split()[0],
-        "results": results,
-    }
+    summary = result_summary({"count": args.count, "concurrency": args.concurrency}, results)
     if "kcm" in results and "real" in results:
         summary["kcm_over_real"] = {
             phase: round(results["kcm"][phase]["per_s"] / results["real"][phase]["per_s"], 3)
             for phase in PHASES
         }
         print("embedded / real, requests/s:", summary["kcm_over_real"])
-    if args.no_write:
-        return
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(summary, indent=2) + "\n")
-    if "kcm" in results and "real" in results:
-        _plot(summary)
+    if not args.no_write:
+        write_results(RESULTS, summary, _plot if "kcm" in results and "real" in results else None)
 
 
 def _plot(summary: dict[str, Any]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4))
     width = 0.4
     for k, (name, label) in enumerate(
@@ -316,9 +299,7 @@ def _plot(summary: dict[str, Any]) -> None:
     fig.suptitle(
         f"{summary['count']} ConfigMaps, {summary['concurrency']} concurrent, HTTPS + token + RBAC"
     )
-    fig.tight_layout()
-    PLOT.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(PLOT, dpi=100)
+    save_plot(fig, PLOT)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ what the script sent (Deployment creates, kubelet status patches) and what the c
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import resource
 import sys
@@ -34,15 +33,18 @@ from typing import Any
 
 import anyio
 import msgspec
+from _deployments import bench_deployment
+from _kubelet import StandInKubelet  # benchmarks/ (the script's directory)
+from _results import pyplot, save_plot, write_results
 
 from kcm.apiserver import ApiServer
 from kcm.client import ApiClient
 from kcm.controllers.deployment import DeploymentController
 from kcm.controllers.replicaset import ReplicaSetController
 from kcm.informers import SharedInformerFactory
-from kcm.models.apps_v1 import Deployment, DeploymentSpec, ReplicaSet
-from kcm.models.core_v1 import Container, Namespace, Pod, PodSpec, PodTemplateSpec
-from kcm.models.meta_v1 import LabelSelector, ObjectMeta
+from kcm.models.apps_v1 import Deployment, ReplicaSet
+from kcm.models.core_v1 import Namespace, Pod
+from kcm.models.meta_v1 import ObjectMeta
 from kcm.testing import client_config_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,21 +60,6 @@ class _Recorder:
 
     def event(self, obj: Any, type: str, reason: str, message: str) -> None:
         self.count += 1
-
-
-def _deployment(i: int, namespace: str, replicas: int) -> Deployment:
-    labels = {"app": f"app-{i}"}
-    return Deployment(
-        metadata=ObjectMeta(name=f"app-{i}", namespace=namespace),
-        spec=DeploymentSpec(
-            replicas=replicas,
-            selector=LabelSelector(match_labels=labels),
-            template=PodTemplateSpec(
-                metadata=ObjectMeta(labels=labels),
-                spec=PodSpec(containers=[Container(name="app", image="nginx:1.27")]),
-            ),
-        ),
-    )
 
 
 def _steady(d: Deployment, rs_available: dict[str, int], replicas: int) -> bool:
@@ -91,7 +78,7 @@ def _steady(d: Deployment, rs_available: dict[str, int], replicas: int) -> bool:
 async def run(deployments: int, replicas: int, namespaces: int, limit: float) -> dict[str, Any]:
     namespaces = max(1, min(namespaces, deployments))
     ns_names = [f"bench-{j}" for j in range(namespaces)]
-    sent = {"creates": 0, "kubelet": 0}
+    sent = {"creates": 0}
     timeline: list[tuple[float, int, int]] = []
     async with ApiServer() as server:
         config = msgspec.structs.replace(client_config_for(server), qps=-1)
@@ -112,58 +99,9 @@ async def run(deployments: int, replicas: int, namespaces: int, limit: float) ->
             await tg.start(rsc.run)
             requests_before = server.app.requests
 
-            # the kubelet: every pod the informer shows becomes Running and Ready
-            marked: set[str] = set()
-            pending: list[Pod] = []
-            wake = anyio.Event()
-
-            class _Kubelet:
-                def on_add(self, obj: Pod, *, is_in_initial_list: bool) -> None:
-                    nonlocal wake
-                    pending.append(obj)
-                    wake.set()
-
-                def on_update(self, old: Pod, new: Pod) -> None:
-                    pass
-
-                def on_delete(self, obj: Pod, *, final_state_unknown: bool) -> None:
-                    pass
-
-            pods.add_event_handler(_Kubelet())
-            limiter = anyio.CapacityLimiter(64)
-
-            async def ready(pod: Pod) -> None:
-                async with limiter:
-                    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-                    body = {
-                        "status": {
-                            "phase": "Running",
-                            "conditions": [
-                                {"type": "Ready", "status": "True", "lastTransitionTime": now}
-                            ],
-                        }
-                    }
-                    api = script_client.api(Pod, pod.metadata.namespace)
-                    sent["kubelet"] += 1
-                    try:
-                        await api.patch_status(pod.metadata.name or "", body)
-                    except Exception:
-                        return
-
-            async def kubelet() -> None:
-                nonlocal wake
-                async with anyio.create_task_group() as ktg:
-                    while True:
-                        await wake.wait()
-                        wake = anyio.Event()
-                        batch, pending[:] = list(pending), []
-                        for pod in batch:
-                            uid = pod.metadata.uid or ""
-                            if uid not in marked and pod.metadata.deletion_timestamp is None:
-                                marked.add(uid)
-                                ktg.start_soon(ready, pod)
-
-            tg.start_soon(kubelet)
+            kubelet = StandInKubelet(script_client)
+            pods.add_event_handler(kubelet)
+            tg.start_soon(kubelet.run)
             start = time.perf_counter()
             cpu_start = time.process_time()
 
@@ -171,7 +109,9 @@ async def run(deployments: int, replicas: int, namespaces: int, limit: float) ->
                 async with create_limiter:
                     ns = ns_names[i % namespaces]
                     sent["creates"] += 1
-                    await script_client.api(Deployment, ns).create(_deployment(i, ns, replicas))
+                    await script_client.api(Deployment, ns).create(
+                        bench_deployment(i, ns, replicas)
+                    )
 
             create_limiter = anyio.CapacityLimiter(32)
             async with anyio.create_task_group() as ctg:
@@ -190,8 +130,8 @@ async def run(deployments: int, replicas: int, namespaces: int, limit: float) ->
                         for rs in rs_lister.list()
                     }
                     done = sum(_steady(d, rs_available, replicas) for d in d_lister.list())
-                    timeline.append((time.perf_counter() - start, done, len(marked)))
-                    if done == deployments and len(marked) >= deployments * replicas:
+                    timeline.append((time.perf_counter() - start, done, kubelet.marked))
+                    if done == deployments and kubelet.marked >= deployments * replicas:
                         break
                     await anyio.sleep(0.1)
             wall = time.perf_counter() - start
@@ -201,7 +141,7 @@ async def run(deployments: int, replicas: int, namespaces: int, limit: float) ->
             n_pods = len(factory.lister_for(Pod).list())
             tg.cancel_scope.cancel()
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    controller_requests = total_requests - sent["creates"] - sent["kubelet"]
+    controller_requests = total_requests - sent["creates"] - kubelet.patches_sent
     objects = deployments + n_rs + n_pods
     return {
         "deployments": deployments,
@@ -215,7 +155,7 @@ async def run(deployments: int, replicas: int, namespaces: int, limit: float) ->
         "peak_rss_mib": round(peak_kb / 1024, 1),
         "requests_total": total_requests,
         "requests_script_creates": sent["creates"],
-        "requests_kubelet": sent["kubelet"],
+        "requests_kubelet": kubelet.patches_sent,
         "requests_controllers": controller_requests,
         "controller_requests_per_deployment": round(controller_requests / deployments, 2),
         "controller_requests_per_object": round(controller_requests / objects, 3),
@@ -259,19 +199,12 @@ def main() -> None:
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
-    if args.no_write:
-        return
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
-    _plot(result)
+    if not args.no_write:
+        write_results(RESULTS, result, _plot)
 
 
 def _plot(result: dict[str, Any]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     t = [row[0] for row in result["timeline"]]
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.plot(t, [row[1] for row in result["timeline"]], label="Deployments at steady state")
@@ -286,9 +219,7 @@ def _plot(result: dict[str, Any]) -> None:
     )
     lines = ax.get_lines() + ax2.get_lines()
     ax.legend(lines, [line.get_label() for line in lines], loc="lower right")
-    fig.tight_layout()
-    PLOT.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(PLOT, dpi=100)
+    save_plot(fig, PLOT)
 
 
 if __name__ == "__main__":

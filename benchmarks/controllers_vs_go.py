@@ -44,19 +44,20 @@ from typing import Any
 import _real_kube as real_kube  # benchmarks/ (the script's directory)
 import anyio
 import msgspec
+from _deployments import bench_deployment
+from _kubelet import StandInKubelet
+from _processes import terminate
+from _results import pyplot, result_summary, save_plot, write_results
 
 from kcm.client import ApiClient, load_kubeconfig
 from kcm.informers import SharedInformerFactory
-from kcm.models.apps_v1 import Deployment, DeploymentSpec
+from kcm.models.apps_v1 import Deployment
 from kcm.models.core_v1 import (
-    Container,
     Namespace,
     Pod,
-    PodSpec,
-    PodTemplateSpec,
     ServiceAccount,
 )
-from kcm.models.meta_v1 import LabelSelector, ObjectMeta
+from kcm.models.meta_v1 import ObjectMeta
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "controllers_vs_go.json"
@@ -123,21 +124,6 @@ def audit_counts(log: Path, agent_prefix: str) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
-def _deployment(i: int, namespace: str, replicas: int) -> Deployment:
-    labels = {"app": f"app-{i}"}
-    return Deployment(
-        metadata=ObjectMeta(name=f"app-{i}", namespace=namespace),
-        spec=DeploymentSpec(
-            replicas=replicas,
-            selector=LabelSelector(match_labels=labels),
-            template=PodTemplateSpec(
-                metadata=ObjectMeta(labels=labels),
-                spec=PodSpec(containers=[Container(name="app", image="nginx:1.27")]),
-            ),
-        ),
-    )
-
-
 def _steady(d: Deployment, replicas: int) -> bool:
     s = d.status
     if s is None or (s.observed_generation or 0) < (d.metadata.generation or 0):
@@ -197,22 +183,8 @@ async def drive(
         factory = SharedInformerFactory(client)
         pods = factory.informer_for(Pod)
         d_lister = factory.lister_for(Deployment)
-        marked: set[str] = set()
-        pending: list[Pod] = []
-        wake = anyio.Event()
-
-        class _Kubelet:
-            def on_add(self, obj: Pod, *, is_in_initial_list: bool) -> None:
-                pending.append(obj)
-                wake.set()
-
-            def on_update(self, old: Pod, new: Pod) -> None:
-                pass
-
-            def on_delete(self, obj: Pod, *, final_state_unknown: bool) -> None:
-                pass
-
-        pods.add_event_handler(_Kubelet())
+        kubelet = StandInKubelet(client)
+        pods.add_event_handler(kubelet)
         await tg.start(factory.run)
         with anyio.fail_after(limit):  # the manager's namespace work (default service accounts)
             while True:
@@ -223,40 +195,7 @@ async def drive(
                     break
                 await anyio.sleep(0.5)
         cpu_ns = await _quiet(cpu, limit)
-        limiter = anyio.CapacityLimiter(64)
-
-        async def ready(pod: Pod) -> None:
-            async with limiter:
-                now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-                body = {
-                    "status": {
-                        "phase": "Running",
-                        "conditions": [
-                            {"type": "Ready", "status": "True", "lastTransitionTime": now}
-                        ],
-                    }
-                }
-                try:
-                    await client.api(Pod, pod.metadata.namespace).patch_status(
-                        pod.metadata.name or "", body
-                    )
-                except Exception:
-                    return
-
-        async def kubelet() -> None:
-            nonlocal wake
-            async with anyio.create_task_group() as ktg:
-                while True:
-                    await wake.wait()
-                    wake = anyio.Event()
-                    batch, pending[:] = list(pending), []
-                    for pod in batch:
-                        uid = pod.metadata.uid or ""
-                        if uid not in marked and pod.metadata.deletion_timestamp is None:
-                            marked.add(uid)
-                            ktg.start_soon(ready, pod)
-
-        tg.start_soon(kubelet)
+        tg.start_soon(kubelet.run)
         start = time.perf_counter()
         cpu_start = cpu()
         create_limiter = anyio.CapacityLimiter(32)
@@ -264,7 +203,7 @@ async def drive(
         async def create(i: int) -> None:
             async with create_limiter:
                 ns = ns_names[i % namespaces]
-                await client.api(Deployment, ns).create(_deployment(i, ns, replicas))
+                await client.api(Deployment, ns).create(bench_deployment(i, ns, replicas))
 
         async with anyio.create_task_group() as ctg:
             for i in range(deployments):
@@ -272,8 +211,8 @@ async def drive(
         with anyio.fail_after(limit):
             while True:
                 done = sum(_steady(d, replicas) for d in d_lister.list())
-                timeline.append((time.perf_counter() - start, done, len(marked)))
-                if done == deployments and len(marked) >= deployments * replicas:
+                timeline.append((time.perf_counter() - start, done, kubelet.marked))
+                if done == deployments and kubelet.marked >= deployments * replicas:
                     break
                 await anyio.sleep(0.5)
         wall = time.perf_counter() - start
@@ -286,7 +225,7 @@ async def drive(
         "cpu_to_quiet": round(cpu_quiet - cpu_start, 2),
         "cpu_total": round(cpu_quiet, 2),
         "wall_to_steady": round(wall, 2),
-        "pods_marked_ready": len(marked),
+        "pods_marked_ready": kubelet.marked,
         "connections_opened": len(seen),
         "connections_most_open": most,
         "timeline": [[round(t, 2), d, p] for t, d, p in timeline],
@@ -396,12 +335,7 @@ def measure(manager: str, args: argparse.Namespace) -> dict[str, Any]:
             profiler.send_signal(signal.SIGINT)
             profiler.wait(60)
         if process is not None:
-            process.terminate()
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            terminate(process)
         real_kube.stop(directory, pids)
 
 
@@ -451,34 +385,24 @@ def main() -> None:
     for m in managers:
         for key, count in list(results[m].get("requests_by_verb", {}).items())[:15]:
             print(f"  {m:<4} {key:<40} {count:>7}")
-    summary: dict[str, Any] = {
+    settings = {
         "deployments": args.deployments,
         "replicas": args.replicas,
         "namespaces": args.namespaces,
         "qps": args.qps,
         "burst": args.burst,
-        "load_average": os.getloadavg()[0],
-        "python": sys.version.split()[0],
-        "results": results,
     }
+    summary = result_summary(settings, results)
     if "go" in results and "kcm" in results:
         ratio = results["kcm"]["cpu_to_quiet"] / max(results["go"]["cpu_to_quiet"], 1e-9)
         summary["kcm_over_go_cpu_to_quiet"] = round(ratio, 3)
         print(f"kcm / Go CPU (Deployments phase, to quiet): {ratio:.2f}")
-    if args.no_write:
-        return
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(summary, indent=2) + "\n")
-    if "go" in results and "kcm" in results:
-        _plot(summary)
+    if not args.no_write:
+        write_results(RESULTS, summary, _plot if "go" in results and "kcm" in results else None)
 
 
 def _plot(summary: dict[str, Any]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4))
     managers = ["go", "kcm"]
     labels = ["Go kube-controller-manager", "kcm"]
@@ -499,9 +423,7 @@ def _plot(summary: dict[str, Any]) -> None:
     fig.suptitle(
         f"{summary['deployments']} Deployments x {summary['replicas']} on a real kube-apiserver"
     )
-    fig.tight_layout()
-    PLOT.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(PLOT, dpi=100)
+    save_plot(fig, PLOT)
 
 
 if __name__ == "__main__":

@@ -32,17 +32,17 @@ docs/benchmarks/informer_throughput.png.
 from __future__ import annotations
 
 import argparse
-import ctypes
-import gc
 import json
 import os
 import platform
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterable, Callable
 from pathlib import Path
 from typing import Any
+
+from _memory import settled_rss  # benchmarks/ (the script's directory)
 
 ROOT = Path(__file__).resolve().parents[1]
 # `python benchmarks/x.py` puts benchmarks/ first on sys.path, where benchmarks/requests.py
@@ -52,7 +52,6 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchm
 RESULTS = ROOT / "benchmarks" / "results" / "informer_throughput.json"
 PLOT = ROOT / "docs" / "benchmarks" / "informer_throughput.png"
 LIST_RV = 1_000_000
-PAGE = os.sysconf("SC_PAGE_SIZE")
 
 # name -> (label, capped by --peer-max)
 CONTENDERS: dict[str, tuple[str, bool]] = {
@@ -74,25 +73,11 @@ CLIENT_GO = ROOT / "benchmarks" / "clientgo" / "informerbench"  # benchmarks/cli
 # ----------------------------------------------------------------------------- measuring
 
 
-def _rss() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * PAGE
-
-
-def _settled_rss() -> int:
-    gc.collect()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except OSError:
-        pass
-    return _rss()
-
-
 class Result:
     def __init__(self, pods: int, events: int) -> None:
         self.pods = pods
         self.events = events
-        self.base = _settled_rss()
+        self.base = settled_rss()
         self.t0 = self.t_sync = self.t_end = 0.0
         self.c0 = self.c_sync = self.c_end = 0.0
 
@@ -107,7 +92,7 @@ class Result:
 
     def emit(self, cached: int) -> None:
         assert cached == self.pods, f"cache holds {cached} objects, expected {self.pods}"
-        mem = _settled_rss() - self.base
+        mem = settled_rss() - self.base
         print(
             json.dumps(
                 {
@@ -128,6 +113,24 @@ class Result:
 
 def _ns(pods: int, events: int) -> str:
     return f"bench-{pods}-{events}"
+
+
+async def _watch_into(
+    res: Result,
+    cache: dict[tuple[str, str], Any],
+    stream: AsyncIterable[tuple[Any, Any]],
+    key: Callable[[Any], tuple[str, str]],
+) -> None:
+    """Cache the objects of the first ``res.events`` events of a client's ``(type, object)``
+    watch stream under ``key(object)``, then stop the clock and report."""
+    seen = 0
+    async for _etype, obj in stream:
+        cache[key(obj)] = obj
+        seen += 1
+        if seen == res.events:
+            break
+    res.watched()
+    res.emit(len(cache))
 
 
 # ----------------------------------------------------------------------------- contenders
@@ -309,16 +312,10 @@ def run_kr8s(url: str, pods: int, events: int) -> None:
         async for pod in api.get("pods", namespace=ns):
             cache[(pod.namespace, pod.name)] = pod
         res.synced()
-        seen = 0
         # kr8s.get does not return the list's resourceVersion; a user would take it from a
         # raw list, here it is the stub's constant.
-        async for _etype, obj in api.watch("pods", namespace=ns, since=str(LIST_RV)):
-            cache[(obj.namespace, obj.name)] = obj
-            seen += 1
-            if seen == events:
-                break
-        res.watched()
-        res.emit(len(cache))
+        stream = api.watch("pods", namespace=ns, since=str(LIST_RV))
+        await _watch_into(res, cache, stream, lambda obj: (obj.namespace, obj.name))
 
     asyncio.run(main())
     os._exit(0)
@@ -344,14 +341,10 @@ def run_lightkube(url: str, pods: int, events: int) -> None:
             cache[(pod.metadata.namespace, pod.metadata.name)] = pod
         rv = listing.resourceVersion
         res.synced()
-        seen = 0
-        async for _etype, obj in client.watch(Pod, namespace=ns, resource_version=rv):
-            cache[(obj.metadata.namespace, obj.metadata.name)] = obj
-            seen += 1
-            if seen == events:
-                break
-        res.watched()
-        res.emit(len(cache))
+        stream = client.watch(Pod, namespace=ns, resource_version=rv)
+        await _watch_into(
+            res, cache, stream, lambda obj: (obj.metadata.namespace, obj.metadata.name)
+        )
 
     asyncio.run(main())
     os._exit(0)

@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ctypes
-import gc
 import json
 import os
 import resource
@@ -41,10 +39,11 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from _memory import settled_rss  # benchmarks/ (the script's directory)
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "metadata_compression.json"
 PLOT = ROOT / "docs" / "benchmarks" / "metadata_compression.png"
-PAGE = os.sysconf("SC_PAGE_SIZE")
 TICK = os.sysconf("SC_CLK_TCK")
 GZIP_THRESHOLD = 128 * 1024
 RATE = 100e6 / 8  # bytes per second each way
@@ -177,20 +176,6 @@ def _link(upstream_port: int) -> None:
 # --------------------------------------------------------------------------- one client run
 
 
-def _rss() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * PAGE
-
-
-def _settled_rss() -> int:
-    gc.collect()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except OSError:
-        pass
-    return _rss()
-
-
 def _client(url: str, scenario: str, gzip: bool, pods: int) -> None:
     import anyio
 
@@ -216,7 +201,7 @@ def _client(url: str, scenario: str, gzip: bool, pods: int) -> None:
                 factory = SharedInformerFactory(client, namespace=NAMESPACE)
                 transform = strip_managed_fields if scenario == "gc-after" else None
                 informer = factory.metadata_informer(Pod, transform=transform)
-            base = _settled_rss()
+            base = settled_rss()
             peak_base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
             registration = informer.add_event_handler(on_add=lambda obj: None)
             cpu0, t0 = time.process_time(), time.perf_counter()
@@ -228,7 +213,7 @@ def _client(url: str, scenario: str, gzip: bool, pods: int) -> None:
             cached = len(informer.indexer.keys())
             assert cached == pods, f"cached {cached} of {pods}"
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-            held = _settled_rss() - base
+            held = settled_rss() - base
             print(
                 json.dumps(
                     {

@@ -11,8 +11,15 @@ from collections.abc import Generator
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.helpers.task_guard import guard_leaked_tasks
+
+# Property tests check behaviour, never speed: no per-example deadline and no "too slow"
+# health check, which fail a correct test when the machine is busy (the suite runs 4 workers
+# on 2 cores).
+settings.register_profile("kcm", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("kcm")
 
 
 @pytest.fixture(

@@ -13,24 +13,23 @@ import argparse
 import os
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
 
 from kcm.controllers import CONTROLLERS, ControllerSpec, enabled_controllers
 
 from ._cloud import add_cloud_flags
 from ._flags import (
     _add_connection_flags,
+    _add_controllers_flag,
     _add_leader_election_flags,
     _add_output_flags,
     _add_registry_flags,
     _add_serving_flags,
+    _controller_selection,
     _HelpFormatter,
-    _leader_election_from,
-    _ListAction,
-    _option_dest,
+    _shared_settings,
+    _tuning_from,
     parse_settings,
 )
-from ._serving_flags import serving_from
 from ._settings import RunSettings
 from ._values import UsageErrorParser
 
@@ -74,15 +73,12 @@ def build_ccm_parser() -> argparse.ArgumentParser:
     _add_connection_flags(parser)
     add_cloud_flags(parser, required=True)
     ctl = parser.add_argument_group("controllers")
-    ctl.add_argument(
-        "--controllers",
-        action=_ListAction,
-        dest="controllers_flag",
-        metavar="LIST",
+    _add_controllers_flag(
+        parser,
+        ctl,
         help="'*' (all on by default), 'name' (on), '-name' (off); the first entry naming a "
         "controller wins (default '*')",
     )
-    parser.set_defaults(controllers=["*"])
     _add_registry_flags(ctl, CLOUD_CONTROLLERS)
     _add_leader_election_flags(parser)
     _add_serving_flags(parser)
@@ -114,43 +110,18 @@ def _controllers(selection: Sequence[str]) -> list[str]:
 
 
 def _settings(args: argparse.Namespace) -> RunSettings:
-    selection = args.controllers_flag if args.controllers_flag is not None else args.controllers
-    workers: dict[str, int] = {}
-    options: dict[str, dict[str, Any]] = {}
-    for name, spec in CLOUD_CONTROLLERS.items():
-        workers[name] = (
-            getattr(args, f"workers_{spec.package}")
-            if spec.workers_flag is not None
-            else spec.default_workers
-        )
-        options[name] = {o.kwarg: getattr(args, _option_dest(o.flag)) for o in spec.options}
+    selection = _controller_selection(args)
+    workers, options = _tuning_from(args, CLOUD_CONTROLLERS)
     if not args.cloud_provider:
         raise ValueError("--cloud-provider is required (a provider name; see --help)")
     if args.cloud_provider == "external":
         raise ValueError("--cloud-provider=external is for kube-controller-manager, not here")
     return RunSettings(
-        kubeconfig=args.kubeconfig,
-        master=args.master,
-        kube_api_qps=args.kube_api_qps,
-        kube_api_burst=args.kube_api_burst,
         controllers=tuple(_controllers(selection)),
+        **_shared_settings(args),
         workers=workers,
         controller_options=options,
-        cloud_provider=args.cloud_provider,
-        cloud_config=args.cloud_config,
-        cluster_name=args.cluster_name,
-        leader_elect=args.leader_elect,
-        leader_election=_leader_election_from(args),
-        resource_lock=args.leader_elect_resource_lock,
-        resource_name=args.leader_elect_resource_name,
-        resource_namespace=args.leader_elect_resource_namespace,
-        bind_address=args.bind_address,
-        secure_port=args.secure_port,
-        serving=serving_from(args),
         simulate=False,
-        verbosity=args.verbosity,
-        logging_format=args.logging_format,
-        status_view=args.status_view,
     )
 
 

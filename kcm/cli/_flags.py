@@ -25,6 +25,7 @@ from ._admission_flags import add_admission_flags, admission_plugins_from
 from ._cloud import add_cloud_flags
 from ._kube_flags import (
     KUBE_DEFAULT_CONTROLLERS,
+    _Accumulate,
     add_compatibility_flags,
     add_feature_gates_flag,
     compatibility_flags_given,
@@ -79,21 +80,6 @@ YAML --config file takes the same settings by flag name (leader-elect: false); f
 
 Other commands: kcm apiserver (serve the embedded API server alone; kcm apiserver --help),
 kcm cloud-controller-manager (the cloud controllers on a provider plugin; its --help)."""
-
-
-class _ListAction(argparse.Action):
-    """Comma-separated values; repeating the flag appends (pflag's string slice)."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        current = list(getattr(namespace, self.dest, None) or [])
-        current.extend(part.strip() for part in str(values).split(",") if part.strip())
-        setattr(namespace, self.dest, current)
 
 
 class _BoolAction(argparse.Action):
@@ -202,17 +188,14 @@ def _add_connection_flags(parser: argparse.ArgumentParser) -> None:
 def _add_controller_flags(parser: argparse.ArgumentParser) -> None:
     """``--controllers``, then each registered controller's own flags, then the GC switch."""
     ctl = parser.add_argument_group("controllers")
-    ctl.add_argument(
-        "--controllers",
-        action=_ListAction,
-        dest="controllers_flag",
-        metavar="LIST",
+    _add_controllers_flag(
+        parser,
+        ctl,
         help="'*' (all but those off by default: "
         + ", ".join(n for n, spec in CONTROLLERS.items() if not spec.enabled_by_default)
         + "), 'name' (on), '-name' (off); the first entry naming a controller wins; "
         "comma-separated or repeated (default '*')",
     )
-    parser.set_defaults(controllers=["*"])
     add_feature_gates_flag(ctl)
     _add_registry_flags(ctl)
     _bool_flag(
@@ -222,6 +205,21 @@ def _add_controller_flags(parser: argparse.ArgumentParser) -> None:
         dest="enable_garbage_collector",
         help="run the garbage collector (default true; must match the API server's setting)",
     )
+
+
+def _add_controllers_flag(parser: argparse.ArgumentParser, ctl: Any, *, help: str) -> None:
+    """``--controllers`` in group ``ctl``: a flag given wins over the config file's
+    ``controllers`` (a parser default, ``*`` without one); :func:`_controller_selection` reads
+    them back."""
+    ctl.add_argument(
+        "--controllers", action=_Accumulate, dest="controllers_flag", metavar="LIST", help=help
+    )
+    parser.set_defaults(controllers=["*"])
+
+
+def _controller_selection(args: argparse.Namespace) -> list[str]:
+    """The ``--controllers`` entries: the flags', else the config file's (else ``*``)."""
+    return list(args.controllers_flag if args.controllers_flag is not None else args.controllers)
 
 
 def _add_registry_flags(ctl: Any, specs: Mapping[str, ControllerSpec] = CONTROLLERS) -> None:
@@ -252,13 +250,15 @@ def _add_registry_flags(ctl: Any, specs: Mapping[str, ControllerSpec] = CONTROLL
                     dest=_option_dest(option.flag),
                 )
                 continue
+            is_duration = option.is_duration
             ctl.add_argument(
                 option.flag,
                 dest=_option_dest(option.flag),
                 type=option.type,
                 default=option.default,
-                metavar="VALUE",
-                help=f"{option.help} (default {option.default})",
+                metavar="DURATION" if is_duration else "VALUE",
+                help=f"{option.help} (default "
+                f"{format_duration(option.default) if is_duration else option.default})",
             )
 
 
@@ -591,26 +591,12 @@ def _settings_from(args: argparse.Namespace) -> RunSettings:
     enabled, workers, options = _controller_settings(args)
     _check_lease_takeover(args, enabled)
     return RunSettings(
-        kubeconfig=args.kubeconfig,
-        master=args.master,
-        kube_api_qps=args.kube_api_qps,
-        kube_api_burst=args.kube_api_burst,
+        **_shared_settings(args),
         use_service_account_credentials=args.use_service_account_credentials,
         controllers=tuple(enabled),
         feature_gates=dict(args.feature_gates),
         workers=workers,
         controller_options=options,
-        cloud_provider=args.cloud_provider,
-        cloud_config=args.cloud_config,
-        cluster_name=args.cluster_name,
-        leader_elect=args.leader_elect,
-        leader_election=_leader_election_from(args),
-        resource_lock=args.leader_elect_resource_lock,
-        resource_name=args.leader_elect_resource_name,
-        resource_namespace=args.leader_elect_resource_namespace,
-        bind_address=args.bind_address,
-        secure_port=args.secure_port,
-        serving=serving_from(args),
         data_dir=Path(args.data_dir).expanduser() if args.data_dir else default_data_dir(),
         apiserver_port=args.apiserver_port,
         apiserver_insecure_http=args.apiserver_insecure_http,
@@ -619,31 +605,66 @@ def _settings_from(args: argparse.Namespace) -> RunSettings:
         simulation=_simulation_from(
             args, assign_pod_cidrs=not ("nodeipam" in enabled and args.option_allocate_node_cidrs)
         ),
-        verbosity=args.verbosity,
-        logging_format=args.logging_format,
-        status_view=args.status_view,
         ignored_flags=compatibility_flags_given(args),
     )
+
+
+def _shared_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The :class:`RunSettings` fields of the flag groups ``kcm`` and ``kcm
+    cloud-controller-manager`` both add (connection, cloud provider, leader election, serving,
+    output), so that both commands read them alike.
+
+    Raises:
+        ValueError: inconsistent leader election durations (a usage error).
+    """
+    return {
+        "kubeconfig": args.kubeconfig,
+        "master": args.master,
+        "kube_api_qps": args.kube_api_qps,
+        "kube_api_burst": args.kube_api_burst,
+        "cloud_provider": args.cloud_provider,
+        "cloud_config": args.cloud_config,
+        "cluster_name": args.cluster_name,
+        "leader_elect": args.leader_elect,
+        "leader_election": _leader_election_from(args),
+        "resource_lock": args.leader_elect_resource_lock,
+        "resource_name": args.leader_elect_resource_name,
+        "resource_namespace": args.leader_elect_resource_namespace,
+        "bind_address": args.bind_address,
+        "secure_port": args.secure_port,
+        "serving": serving_from(args),
+        "verbosity": args.verbosity,
+        "logging_format": args.logging_format,
+        "status_view": args.status_view,
+    }
 
 
 def _controller_settings(
     args: argparse.Namespace,
 ) -> tuple[list[str], dict[str, int], dict[str, dict[str, Any]]]:
     """Enabled controller names, and each controller's workers and options by name."""
-    selection = args.controllers_flag if args.controllers_flag is not None else args.controllers
-    enabled = enabled_controllers(selection)
+    enabled = enabled_controllers(_controller_selection(args))
     if not args.enable_garbage_collector and "garbagecollector" in enabled:
         enabled.remove("garbagecollector")
+    workers, options = _tuning_from(args, CONTROLLERS)
+    return enabled, workers, options
+
+
+def _tuning_from(
+    args: argparse.Namespace, specs: Mapping[str, ControllerSpec]
+) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:
+    """Each of ``specs``' workers (its ``--concurrent-*-syncs`` flag, else its default) and
+    options (its :class:`ControllerOption` flags), by controller name."""
     workers: dict[str, int] = {}
     options: dict[str, dict[str, Any]] = {}
-    for name, spec in CONTROLLERS.items():
+    for name, spec in specs.items():
         workers[name] = (
             getattr(args, f"workers_{spec.package}")
             if spec.workers_flag is not None
             else spec.default_workers
         )
         options[name] = {o.kwarg: getattr(args, _option_dest(o.flag)) for o in spec.options}
-    return enabled, workers, options
+    return workers, options
 
 
 def _leader_election_from(args: argparse.Namespace) -> LeaderElectionConfig:

@@ -62,13 +62,20 @@ def parse_duration(text: str) -> float:
 
 
 def format_duration(seconds: float) -> str:
-    """``15.0`` → ``15s``, ``0.5`` → ``500ms``, ``90`` → ``1m30s`` (for help texts)."""
-    if seconds and seconds < 1:
+    """As Go's ``time.Duration.String`` (kube's ``--help``): ``15.0`` → ``15s``, ``0.5`` →
+    ``500ms``, ``60`` → ``1m0s``, ``31536000`` → ``8760h0m0s``."""
+    if seconds == 0:
+        return "0s"
+    if seconds < 1:
         return f"{seconds * 1000:g}ms"
-    minutes, rest = divmod(seconds, 60)
-    if minutes and float(rest).is_integer():
-        return f"{int(minutes)}m{int(rest)}s" if rest else f"{int(minutes)}m"
-    return f"{seconds:g}s"
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = f"{secs:g}s"
+    if hours:
+        return f"{int(hours)}h{int(minutes)}m{text}"
+    if minutes:
+        return f"{int(minutes)}m{text}"
+    return text
 
 
 def _int(text: str, *, minimum: int, what: str) -> int:

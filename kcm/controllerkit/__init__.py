@@ -16,8 +16,8 @@ pieces. The families:
   ``pod-deletion-cost``), :func:`slow_start_batch` for creating many and :func:`delete_pods`
   for deleting them with expectations and events.
 * **Keeping N pods of an owner**: :class:`ReplicaManager` over a :class:`ReplicaKind` (the
-  ReplicaSet and ReplicationController controllers, or your own kind) and its status
-  (:func:`calculate_replica_status`).
+  ReplicaSet and ReplicationController controllers, or your own kind, as a
+  :class:`ReplicaController`) and its status (:func:`calculate_replica_status`).
 * **ControllerRevision history**: :class:`History` and the pure helpers around it
   (:func:`new_controller_revision`, :func:`hash_controller_revision`, ...), for controllers that
   keep revisions of their template (DaemonSet, StatefulSet); :func:`template_patch` and
@@ -29,7 +29,8 @@ pieces. The families:
   their syncs (:func:`sync_with_retry_limit`), and for EndpointSlice writers the endpoint
   identity (:class:`EndpointSet`), port groups and the generations they wrote
   (:class:`EndpointSliceTracker`, with :class:`StaleSliceSyncs` for syncs held back by a
-  stale cache).
+  stale cache), their slice event handler (:class:`EndpointSliceEvents`), queue pacing
+  (:func:`endpoint_slice_rate_limiter`) and writes (:func:`write_endpoint_slices`).
 * **Placing pods on nodes**: taints against tolerations (:func:`tolerates_taint`,
   :func:`untolerated_taint`, :func:`add_or_update_toleration`) and node affinity
   (:func:`required_node_affinity_matches`, :func:`node_selector_matches`), for the DaemonSet
@@ -50,12 +51,22 @@ pieces. The families:
   talk through (:data:`ANN_SELECTED_NODE`, :data:`ANN_STORAGE_PROVISIONER`, ...),
   :func:`claim_class`/:func:`volume_class`, :func:`is_volume_bound_to_claim` and
   :func:`volume_fits_node`.
+* **A key queue and its workers**: :class:`QueueController`, the skeleton of the single-kind
+  controllers (the common options, a :class:`~kcm.runtime.Controller`, ``run``),
+  :class:`EnqueueOn`, the handler for only the events kube listens to, and
+  :func:`certificate_rate_limiter`, the CSR approver's and signer's queue.
 * **Bootstrap tokens**: :func:`bootstrap_token_id`, :func:`bootstrap_token_expiration` and
   :func:`secret_text` for the bootstrap signer and the token cleaner.
+* **Timer loops**: :func:`run_every`, the loop of a controller that works in passes rather
+  than per object (Go's ``wait.Until`` / ``wait.NonSlidingUntil``).
+* **Cloud controllers**: :func:`cloud_support_refusal`, why a controller that needs a part of
+  the cloud provider (:data:`CloudPart`) cannot run on it: the check of ``add_to_manager`` and
+  of the constructor alike.
 * **Feature gates**: :func:`feature_gates` (``--feature-gates`` as the manager a controller
   was added to holds them; 1.24's defaults otherwise), :class:`FeatureGates`.
 * **Small shared answers**: :func:`is_namespace_terminating` (a create refused by a
-  terminating namespace), :func:`error_text` (an error in an event, as Go prints it),
+  terminating namespace), :func:`namespace_keys` (the namespace an object lives in, as a
+  handler's keys), :func:`error_text` (an error in an event, as Go prints it),
   :func:`log_failed_pass` (a failed periodic pass: one line when expected),
   :func:`finished_condition`/:func:`is_finished` (Jobs), :func:`safe_encode_string` (hashes as
   text), and :func:`root_ca`/:func:`read_root_ca` (the
@@ -75,12 +86,15 @@ from ._certificate_requests import KUBELET_CLIENT_USAGES as KUBELET_CLIENT_USAGE
 from ._certificate_requests import KUBELET_SERVING as KUBELET_SERVING
 from ._certificate_requests import KUBELET_SERVING_USAGES as KUBELET_SERVING_USAGES
 from ._certificate_requests import LEGACY_UNKNOWN as LEGACY_UNKNOWN
+from ._certificate_requests import certificate_rate_limiter as certificate_rate_limiter
 from ._certificate_requests import has_true_condition as has_true_condition
 from ._certificate_requests import is_approved as is_approved
 from ._certificate_requests import is_denied as is_denied
 from ._certificate_requests import kubelet_client_refusal as kubelet_client_refusal
 from ._certificate_requests import kubelet_serving_refusal as kubelet_serving_refusal
 from ._certificate_requests import parse_certificate_request as parse_certificate_request
+from ._cloud_support import CloudPart as CloudPart
+from ._cloud_support import cloud_support_refusal as cloud_support_refusal
 from ._controller_ref_manager import ControllerRefManager as ControllerRefManager
 from ._controller_ref_manager import LabelMatcher as LabelMatcher
 from ._controller_ref_manager import recheck_deletion_timestamp as recheck_deletion_timestamp
@@ -97,8 +111,11 @@ from ._csi_volumes import csi_volume_of as csi_volume_of
 from ._csi_volumes import is_controller_managed as is_controller_managed
 from ._csi_volumes import is_pod_terminated as is_pod_terminated
 from ._csi_volumes import volume_attachment_name as volume_attachment_name
+from ._endpoint_slice_queue import EndpointSliceEvents as EndpointSliceEvents
+from ._endpoint_slice_queue import endpoint_slice_rate_limiter as endpoint_slice_rate_limiter
 from ._endpoint_slice_tracker import EndpointSliceTracker as EndpointSliceTracker
 from ._endpoint_slice_tracker import StaleInformerCache as StaleInformerCache
+from ._endpoint_slice_writes import write_endpoint_slices as write_endpoint_slices
 from ._endpoint_slices import MANAGED_BY_LABEL as MANAGED_BY_LABEL
 from ._endpoint_slices import SERVICE_NAME_LABEL as SERVICE_NAME_LABEL
 from ._endpoint_slices import SKIP_MIRROR_LABEL as SKIP_MIRROR_LABEL
@@ -109,6 +126,7 @@ from ._endpoint_slices import endpoints_equal_beyond_key as endpoints_equal_beyo
 from ._endpoint_slices import managed_by as managed_by
 from ._endpoint_slices import port_map_key as port_map_key
 from ._endpoint_slices import service_key_for_slice as service_key_for_slice
+from ._enqueue_on import EnqueueOn as EnqueueOn
 from ._error_text import error_text as error_text
 from ._expectations import EXPECTATIONS_TIMEOUT as EXPECTATIONS_TIMEOUT
 from ._expectations import ControllerExpectations as ControllerExpectations
@@ -129,10 +147,12 @@ from ._history import sort_controller_revisions as sort_controller_revisions
 from ._job_status import finished_condition as finished_condition
 from ._job_status import is_finished as is_finished
 from ._namespaces import is_namespace_terminating as is_namespace_terminating
+from ._namespaces import namespace_keys as namespace_keys
 from ._node_affinity import NODE_NAME_FIELD as NODE_NAME_FIELD
 from ._node_affinity import node_selector_matches as node_selector_matches
 from ._node_affinity import node_selector_term_matches as node_selector_term_matches
 from ._node_affinity import required_node_affinity_matches as required_node_affinity_matches
+from ._periodic import run_every as run_every
 from ._pod_deletion import PodDeletions as PodDeletions
 from ._pod_deletion import delete_pods as delete_pods
 from ._pod_endpoints import find_port as find_port
@@ -158,6 +178,10 @@ from ._pod_volumes import add_pod_pvc_index as add_pod_pvc_index
 from ._pod_volumes import ephemeral_claim_name as ephemeral_claim_name
 from ._pod_volumes import ephemeral_claim_refusal as ephemeral_claim_refusal
 from ._pod_volumes import pod_pvc_keys as pod_pvc_keys
+from ._queue_controller import QueueController as QueueController
+from ._queue_controller import QueueControllerOptions as QueueControllerOptions
+from ._replica_controller import ReplicaController as ReplicaController
+from ._replica_controller import ReplicaControllerOptions as ReplicaControllerOptions
 from ._replica_manager import BURST_REPLICAS as BURST_REPLICAS
 from ._replica_manager import ReplicaKind as ReplicaKind
 from ._replica_manager import ReplicaManager as ReplicaManager
@@ -263,15 +287,22 @@ __all__ = [
     "TAINT_NODE_UNREACHABLE",
     "TAINT_NODE_UNSCHEDULABLE",
     "CSIVolume",
+    "CloudPart",
     "ControllerExpectations",
     "ControllerRefManager",
     "EndpointSet",
+    "EndpointSliceEvents",
     "EndpointSliceTracker",
+    "EnqueueOn",
     "FeatureGate",
     "FeatureGates",
     "History",
     "LabelMatcher",
     "PodDeletions",
+    "QueueController",
+    "QueueControllerOptions",
+    "ReplicaController",
+    "ReplicaControllerOptions",
     "ReplicaKind",
     "ReplicaManager",
     "ServicePodEvents",
@@ -284,7 +315,9 @@ __all__ = [
     "bootstrap_token_expiration",
     "bootstrap_token_id",
     "calculate_replica_status",
+    "certificate_rate_limiter",
     "claim_class",
+    "cloud_support_refusal",
     "compare_pods_for_deletion",
     "compute_template_hash",
     "controller_revision_name",
@@ -294,6 +327,7 @@ __all__ = [
     "desired_replicas",
     "endpoint_key",
     "endpoint_slice_prefix",
+    "endpoint_slice_rate_limiter",
     "endpoints_equal_beyond_key",
     "ephemeral_claim_name",
     "ephemeral_claim_refusal",
@@ -322,6 +356,7 @@ __all__ = [
     "kubelet_serving_refusal",
     "log_failed_pass",
     "managed_by",
+    "namespace_keys",
     "new_controller_revision",
     "node_selector_matches",
     "node_selector_term_matches",
@@ -342,6 +377,7 @@ __all__ = [
     "recheck_deletion_timestamp",
     "required_node_affinity_matches",
     "root_ca",
+    "run_every",
     "safe_encode_string",
     "secret_text",
     "service_ip_set",
@@ -362,4 +398,5 @@ __all__ = [
     "volume_attachment_name",
     "volume_class",
     "volume_fits_node",
+    "write_endpoint_slices",
 ]

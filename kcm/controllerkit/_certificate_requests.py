@@ -1,7 +1,8 @@
 """CertificateSigningRequests as the certificate controllers read them (kube's
 ``pkg/apis/certificates/helpers.go`` and ``certificate_controller_utils.go``): the built-in
-signer names, the PEM request, the approval conditions, and the kubelet request shapes the
-signer and the approver both check."""
+signer names, the PEM request, the approval conditions, the kubelet request shapes the
+signer and the approver both check, and the retry policy of their shared queue logic
+(``certificate_controller.go``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,15 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from kcm._extras import require
+from kcm.clock import Clock
+from kcm.models import ObjectKey
 from kcm.models.certificates_v1 import CertificateSigningRequest
+from kcm.workqueue import (
+    BucketRateLimiter,
+    ItemExponentialFailureRateLimiter,
+    MaxOfRateLimiter,
+    RateLimiter,
+)
 
 if TYPE_CHECKING:
     from cryptography import x509
@@ -22,6 +31,7 @@ __all__ = [
     "KUBE_APISERVER_CLIENT",
     "KUBE_APISERVER_CLIENT_KUBELET",
     "LEGACY_UNKNOWN",
+    "certificate_rate_limiter",
     "has_true_condition",
     "is_approved",
     "is_denied",
@@ -44,6 +54,15 @@ KUBELET_SERVING_USAGES = frozenset({"digital signature", "key encipherment", "se
 KUBELET_CLIENT_USAGES = frozenset({"client auth", "digital signature", "key encipherment"})
 """The usages a kubelet client certificate request must have, exactly."""
 _NODE_PREFIX = "system:node:"
+
+
+def certificate_rate_limiter(clock: Clock) -> RateLimiter[ObjectKey]:
+    """kube's certificate controllers' queue (the approver's and the signer's): 200 ms ..
+    1000 s per item, 10 qps burst 100 overall (a fresh limiter per queue)."""
+    return MaxOfRateLimiter(
+        ItemExponentialFailureRateLimiter(0.2, 1000.0, clock=clock),
+        BucketRateLimiter(10.0, 100, clock=clock),
+    )
 
 
 def _x509() -> ModuleType:

@@ -69,6 +69,11 @@ class ControllerOption:
     default: Any
     help: str
 
+    @property
+    def is_duration(self) -> bool:
+        """A Go duration flag (``--help`` shows its default as ``5s``, as kube does)."""
+        return self.type is _duration
+
 
 @dataclass(frozen=True)
 class ControllerSpec:
@@ -914,17 +919,24 @@ def enabled_controllers(selection: Iterable[str]) -> list[str]:
 
 
 def add_controller(
-    manager: Manager, name: str, build: Callable[..., Any], *, workers: int, **options: Any
+    manager: Manager,
+    name: str,
+    build: Callable[..., Any],
+    *,
+    workers: int,
+    event_source: str | None = None,
+    **options: Any,
 ) -> None:
     """Add ``build(manager.client, manager.factory, recorder=..., clock=manager.clock,
     workers=workers, registry=manager.registry, **options)`` to ``manager`` (leader-elected),
-    with the ``<name>-controller`` event recorder: the body of a package's ``add_to_manager``
-    for a controller with the common constructor."""
+    with the ``event_source`` event recorder (default ``<name>-controller``; kube names some
+    otherwise): the body of a package's ``add_to_manager`` for a controller with the common
+    constructor."""
     manager.add(
         build(
             manager.client,
             manager.factory,
-            recorder=manager.event_recorder(f"{name}-controller"),
+            recorder=manager.event_recorder(event_source or f"{name}-controller"),
             clock=manager.clock,
             workers=workers,
             registry=manager.registry,

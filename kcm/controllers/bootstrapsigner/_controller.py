@@ -14,21 +14,18 @@ import logging
 from collections.abc import Iterable
 from typing import Any, final
 
-import anyio
 import msgspec
-from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
 
-from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.controllerkit import BOOTSTRAP_TOKEN_NAMESPACE, BOOTSTRAP_TOKEN_SECRET_TYPE
+from kcm.controllerkit import (
+    BOOTSTRAP_TOKEN_NAMESPACE,
+    BOOTSTRAP_TOKEN_SECRET_TYPE,
+    QueueController,
+)
 from kcm.errors import Conflict, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey
 from kcm.models.core_v1 import ConfigMap, Secret
-from kcm.record import EventRecorder
-from kcm.runtime import Controller, EnqueueMapped, Result
-from kcm.workqueue import default_controller_rate_limiter
+from kcm.runtime import EnqueueMapped, Result
 
 from ._signatures import signed_data, signing_tokens
 
@@ -52,51 +49,21 @@ def _token(secret: Secret) -> Iterable[ObjectKey]:
 
 
 @final
-class BootstrapSigner:
-    """Signs ``kube-public/cluster-info`` with the bootstrap tokens.
+class BootstrapSigner(QueueController):
+    """Signs ``kube-public/cluster-info`` with the bootstrap tokens of the Secret informer.
 
-    Args:
-        client: the API client the ConfigMap is written with.
-        factory: where the ConfigMap and Secret informers come from.
-        recorder: unused (kube's signer emits no events); the common signature.
-        clock: ``now`` for token expiry, and the queue's backoff clock.
-        workers: accepted for the common signature; one ConfigMap, one worker.
-        registry: a Prometheus registry for the controller and queue metrics.
+    The clock is also ``now`` for token expiry. kube's signer emits no events, and one
+    ConfigMap needs one worker whatever ``workers`` says.
     """
 
-    def __init__(
-        self,
-        client: ApiClient,
-        factory: SharedInformerFactory,
-        *,
-        recorder: EventRecorder | None = None,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = 1,
-        registry: CollectorRegistry | None = None,
-    ) -> None:
-        self._client = client
-        self._clock = clock
+    fixed_workers = 1
+    queue_name = "bootstrap_signer"
+
+    def watch_informers(self, factory: SharedInformerFactory) -> None:
         config_maps = factory.informer_for(ConfigMap)
+        self._config_maps = self.watch(config_maps, EnqueueMapped(_cluster_info), kind="ConfigMap")
         secrets = factory.informer_for(Secret)
-        self._config_maps = config_maps.lister()
-        self._secrets = secrets.lister()
-        self.controller: Controller[ObjectKey] = Controller(
-            "bootstrap_signer",
-            self,
-            max_concurrent_reconciles=1,
-            rate_limiter=default_controller_rate_limiter(clock=clock),
-            clock=clock,
-            metrics=registry,
-        )
-        self.controller.watch(config_maps, EnqueueMapped(_cluster_info), kind="ConfigMap")
-        self.controller.watch(secrets, EnqueueMapped(_token), kind="Secret")
-
-    def __repr__(self) -> str:
-        return "<BootstrapSigner>"
-
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Keep ``cluster-info`` signed until cancelled (started once the caches synced)."""
-        await self.controller.run(task_status=task_status)
+        self._secrets = self.watch(secrets, EnqueueMapped(_token), kind="Secret")
 
     async def reconcile(self, request: ObjectKey) -> Result:
         """Re-sign ``cluster-info`` if any signature is missing, wrong or stale.

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from functools import partial
 from typing import Any, final
 
 import anyio
@@ -24,7 +25,7 @@ from prometheus_client import CollectorRegistry
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.cloudprovider import CloudProvider
-from kcm.controllerkit import log_failed_pass
+from kcm.controllerkit import cloud_support_refusal, log_failed_pass, run_every
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, to_dict
 from kcm.models.core_v1 import Node, NodeAddress, NodeSpec
@@ -101,8 +102,8 @@ class CloudNodeController:
         cluster_name: str = "kubernetes",
         node_status_update_frequency: float = DEFAULT_NODE_STATUS_UPDATE_FREQUENCY,
     ) -> None:
-        if cloud.instances() is None and cloud.instances_v2() is None:
-            raise ValueError("cloud provider does not support instances")
+        if (refusal := cloud_support_refusal(cloud, "instances")) is not None:
+            raise ValueError(refusal)
         self._client = client
         self._cloud = cloud
         self._recorder = recorder
@@ -202,12 +203,13 @@ class CloudNodeController:
 
     async def _refresh_loop(self) -> None:
         await self._informer.wait_for_sync()
-        while True:
-            await self._clock.sleep(self._period)
-            try:
-                await self.refresh()
-            except Exception as exc:
-                log_failed_pass(logger, "cloud-node: refreshing node addresses", exc)
+        await run_every(
+            self._clock,
+            self._period,
+            self.refresh,
+            at_once=False,
+            on_failure=partial(log_failed_pass, logger, "cloud-node: refreshing node addresses"),
+        )
 
     async def refresh(self) -> None:
         """One refresh: addresses of every initialised node, then the GA labels repaired."""

@@ -6,7 +6,8 @@ older Instances (addresses and type by providerID, else by name) plus Zones are 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TypeVar
 
 from kcm.cloudprovider import (
     LABEL_FAILURE_DOMAIN_BETA_REGION,
@@ -35,6 +36,8 @@ __all__ = [
     "with_hostname",
     "without_cloud_taint",
 ]
+
+_T = TypeVar("_T")
 
 _BETA_TO_GA = (
     (LABEL_FAILURE_DOMAIN_BETA_ZONE, LABEL_TOPOLOGY_ZONE),
@@ -76,6 +79,20 @@ async def provider_id(cloud: CloudProvider, node: Node) -> str:
     return f"{cloud.provider_name}://{instance}"
 
 
+async def _by_provider_id_else_name(
+    by_id: Callable[[], Awaitable[_T]], by_name: Callable[[], Awaitable[_T]], failed: str
+) -> _T:
+    """Ask Instances by providerID, else by node name; when both fail, a RuntimeError of
+    ``failed`` with both errors (``{by_id}``, ``{by_name}``)."""
+    try:
+        return await by_id()
+    except Exception as id_error:
+        try:
+            return await by_name()
+        except Exception as name_error:
+            raise RuntimeError(failed.format(by_id=id_error, by_name=name_error)) from name_error
+
+
 async def instance_metadata(cloud: CloudProvider, pid: str, node: Node) -> InstanceMetadata:
     """The instance's metadata: InstancesV2's, else Instances' plus Zones'."""
     v2 = cloud.instances_v2()
@@ -85,25 +102,16 @@ async def instance_metadata(cloud: CloudProvider, pid: str, node: Node) -> Insta
     if instances is None:
         raise RuntimeError("failed to get instances from cloud provider")
     name = node.metadata.name or ""
-    try:
-        addresses = await instances.node_addresses_by_provider_id(pid)
-    except Exception as by_id:
-        try:
-            addresses = await instances.node_addresses(name)
-        except Exception as by_name:
-            raise RuntimeError(
-                f"error fetching node by provider ID: {by_id}, and error by node name: {by_name}"
-            ) from by_name
-    try:
-        instance_type = await instances.instance_type_by_provider_id(pid)
-    except Exception as by_id:
-        try:
-            instance_type = await instances.instance_type(name)
-        except Exception as by_name:
-            raise RuntimeError(
-                f"InstanceType: Error fetching by providerID: {by_id} Error fetching by "
-                f"NodeName: {by_name}"
-            ) from by_name
+    addresses = await _by_provider_id_else_name(
+        lambda: instances.node_addresses_by_provider_id(pid),
+        lambda: instances.node_addresses(name),
+        "error fetching node by provider ID: {by_id}, and error by node name: {by_name}",
+    )
+    instance_type = await _by_provider_id_else_name(
+        lambda: instances.instance_type_by_provider_id(pid),
+        lambda: instances.instance_type(name),
+        "InstanceType: Error fetching by providerID: {by_id} Error fetching by NodeName: {by_name}",
+    )
     zone = region = ""
     zones = cloud.zones()
     if zones is not None:

@@ -6,6 +6,7 @@ docs/controllers.md#cloud-node-lifecycle.
 from __future__ import annotations
 
 from kcm.cloudprovider import CloudProvider
+from kcm.controllerkit import cloud_support_refusal
 from kcm.controllers import CONTROLLERS, ControllerDisabled, add_controller
 from kcm.runtime import Manager
 
@@ -35,10 +36,8 @@ def add_to_manager(
     Raises:
         ControllerDisabled: no cloud provider, or one without instances.
     """
-    if cloud is None:
-        raise ControllerDisabled("no cloud provider (--cloud-provider)")
-    if cloud.instances() is None and cloud.instances_v2() is None:
-        raise ControllerDisabled(f"the cloud provider {cloud.provider_name!r} has no instances")
+    if (refusal := cloud_support_refusal(cloud, "instances")) is not None:
+        raise ControllerDisabled(refusal)
     add_controller(
         manager,
         NAME,

@@ -25,6 +25,7 @@ from prometheus_client import CollectorRegistry
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.cloudprovider import TAINT_NODE_SHUTDOWN, CloudProvider
+from kcm.controllerkit import cloud_support_refusal, run_every
 from kcm.errors import CloudNotImplemented, InstanceNotFound, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models.core_v1 import Node, NodeSpec, ObjectReference, Taint
@@ -88,8 +89,8 @@ class CloudNodeLifecycleController:
         cluster_name: str = "kubernetes",
         node_monitor_period: float = DEFAULT_NODE_MONITOR_PERIOD,
     ) -> None:
-        if cloud.instances() is None and cloud.instances_v2() is None:
-            raise ValueError("cloud provider does not support instances")
+        if (refusal := cloud_support_refusal(cloud, "instances")) is not None:
+            raise ValueError(refusal)
         self._client = client
         self._cloud = cloud
         self._recorder = recorder
@@ -106,9 +107,7 @@ class CloudNodeLifecycleController:
         """Wait for the node cache, then run a pass every period until cancelled."""
         await self._informer.wait_for_sync()
         task_status.started()
-        while True:
-            await self._clock.sleep(self._period)
-            await self.monitor_nodes()
+        await run_every(self._clock, self._period, self.monitor_nodes, at_once=False)
 
     async def monitor_nodes(self) -> None:
         """One pass over every cached node."""

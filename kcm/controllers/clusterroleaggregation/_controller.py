@@ -15,20 +15,13 @@ import logging
 from collections.abc import Iterable
 from typing import Any, final
 
-import anyio
-from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
-
-from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import EnqueueOn, QueueController
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.models.rbac_v1 import ClusterRole, PolicyRule
-from kcm.record import EventRecorder
-from kcm.runtime import Controller, Result
+from kcm.runtime import Result
 from kcm.selectors import LabelSelector
-from kcm.workqueue import default_controller_rate_limiter
 
 __all__ = ["FIELD_MANAGER", "ClusterRoleAggregationController", "aggregated_rules"]
 
@@ -56,64 +49,29 @@ def aggregated_rules(role: ClusterRole, roles: Iterable[ClusterRole]) -> list[Po
     return rules
 
 
-class _EveryAggregatedRole:
-    """Any ClusterRole event queues every aggregated ClusterRole (kube's ``enqueue``)."""
-
-    def __init__(self, controller: ClusterRoleAggregationController) -> None:
-        self._controller = controller
-
-    def create_keys(self, obj: ClusterRole, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return self._controller.aggregated_keys()
-
-    def update_keys(self, old: ClusterRole, new: ClusterRole) -> Iterable[ObjectKey]:
-        return self._controller.aggregated_keys()
-
-    def delete_keys(self, obj: ClusterRole, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        return self._controller.aggregated_keys()
-
-
 @final
-class ClusterRoleAggregationController:
+class ClusterRoleAggregationController(QueueController):
     """Fills in aggregated ClusterRoles (``admin``, ``edit``, ``view`` and any of yours).
 
-    Args:
-        client: the API client the rules are applied with.
-        factory: where the ClusterRole informer comes from.
-        recorder: unused (kube's controller emits no events); the common signature.
-        clock: the queue's backoff clock.
-        workers: concurrent syncs (kube-controller-manager runs 5).
-        registry: a Prometheus registry for the controller and queue metrics.
+    Rules are written by server-side apply. kube's controller emits no events and runs 5
+    workers.
 
     Guarantees:
         * A role whose rules already equal the aggregation is not written.
         * A role without an ``aggregationRule`` is never written.
     """
 
-    def __init__(
-        self,
-        client: ApiClient,
-        factory: SharedInformerFactory,
-        *,
-        recorder: EventRecorder | None = None,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = 5,
-        registry: CollectorRegistry | None = None,
-    ) -> None:
-        self._client = client
-        informer = factory.informer_for(ClusterRole)
-        self._roles = informer.lister()
-        self.controller: Controller[ObjectKey] = Controller(
-            "ClusterRoleAggregator",  # Go's work queue name
-            self,
-            max_concurrent_reconciles=workers,
-            rate_limiter=default_controller_rate_limiter(clock=clock),
-            clock=clock,
-            metrics=registry,
-        )
-        self.controller.watch(informer, _EveryAggregatedRole(self), kind="ClusterRole")
+    queue_name = "ClusterRoleAggregator"  # Go's work queue name
+    default_workers = 5
 
-    def __repr__(self) -> str:
-        return "<ClusterRoleAggregationController>"
+    def watch_informers(self, factory: SharedInformerFactory) -> None:
+        roles = factory.informer_for(ClusterRole)
+        # any ClusterRole event queues every aggregated ClusterRole (kube's ``enqueue``)
+        every = EnqueueOn(self._every_aggregated, add=True, update=True, delete=True)
+        self._roles = self.watch(roles, every, kind="ClusterRole")
+
+    def _every_aggregated(self, _: ClusterRole) -> list[ObjectKey]:
+        return self.aggregated_keys()
 
     def aggregated_keys(self) -> list[ObjectKey]:
         """The keys of every cached ClusterRole with an aggregation rule."""
@@ -122,10 +80,6 @@ class ClusterRoleAggregationController:
             for role in self._roles.list()
             if role.aggregation_rule is not None
         ]
-
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Sync aggregated ClusterRoles until cancelled (started once the cache has synced)."""
-        await self.controller.run(task_status=task_status)
 
     async def reconcile(self, request: ObjectKey) -> Result:
         """Apply the aggregation of ClusterRole ``request.name`` when its rules differ.

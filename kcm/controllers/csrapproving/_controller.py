@@ -16,13 +16,14 @@ from __future__ import annotations
 import logging
 from typing import Any, final
 
-import anyio
-from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
-
-from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.controllerkit import is_approved, is_denied, parse_certificate_request
+from kcm.clock import Clock
+from kcm.controllerkit import (
+    QueueController,
+    certificate_rate_limiter,
+    is_approved,
+    is_denied,
+    parse_certificate_request,
+)
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, to_dict
 from kcm.models.authorization_v1 import (
@@ -31,9 +32,8 @@ from kcm.models.authorization_v1 import (
     SubjectAccessReviewSpec,
 )
 from kcm.models.certificates_v1 import CertificateSigningRequest
-from kcm.record import EventRecorder
-from kcm.runtime import Controller, EnqueueForObject, Result
-from kcm.workqueue import BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter
+from kcm.runtime import EnqueueForObject, Result
+from kcm.workqueue import RateLimiter
 
 from ._recognizers import RECOGNIZERS, Recognizer
 
@@ -42,25 +42,12 @@ __all__ = ["CSRApprovingController"]
 logger = logging.getLogger(__name__)
 
 
-def _rate_limiter(clock: Clock) -> MaxOfRateLimiter:
-    """kube's certificate queue: 200 ms .. 1000 s per item, 10 qps burst 100 overall."""
-    return MaxOfRateLimiter(
-        ItemExponentialFailureRateLimiter(0.2, 1000.0, clock=clock),
-        BucketRateLimiter(10.0, 100, clock=clock),
-    )
-
-
 @final
-class CSRApprovingController:
+class CSRApprovingController(QueueController):
     """Approves kubelet client certificate requests their requesters may make.
 
-    Args:
-        client: the API client for the reviews and the approvals.
-        factory: where the CertificateSigningRequest informer comes from.
-        recorder: unused (kube's approver emits no events); the common signature.
-        clock: the queue's backoff clock.
-        workers: concurrent syncs (kube-controller-manager runs 5).
-        registry: a Prometheus registry for the controller and queue metrics.
+    Each approval follows a SubjectAccessReview. kube's approver emits no events and runs 5
+    workers, on the certificate controllers' queue.
 
     Guarantees:
         * Only a request matching a recognizer whose review allowed it is approved; nothing is
@@ -68,35 +55,16 @@ class CSRApprovingController:
         * An approved, denied or issued request is never written.
     """
 
-    def __init__(
-        self,
-        client: ApiClient,
-        factory: SharedInformerFactory,
-        *,
-        recorder: EventRecorder | None = None,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = 5,
-        registry: CollectorRegistry | None = None,
-    ) -> None:
-        self._client = client
-        informer = factory.informer_for(CertificateSigningRequest)
-        self._requests = informer.lister()
-        self.controller: Controller[ObjectKey] = Controller(
-            "csrapproving",
-            self,
-            max_concurrent_reconciles=workers,
-            rate_limiter=_rate_limiter(clock),
-            clock=clock,
-            metrics=registry,
-        )
-        self.controller.watch(informer, EnqueueForObject(), kind="CertificateSigningRequest")
+    queue_name = "csrapproving"
+    default_workers = 5
 
-    def __repr__(self) -> str:
-        return "<CSRApprovingController>"
+    def watch_informers(self, factory: SharedInformerFactory) -> None:
+        requests = factory.informer_for(CertificateSigningRequest)
+        self._requests = self.watch(requests, EnqueueForObject(), kind="CertificateSigningRequest")
 
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Approve requests until cancelled (started once the cache has synced)."""
-        await self.controller.run(task_status=task_status)
+    def rate_limiter(self, clock: Clock) -> RateLimiter[ObjectKey]:
+        """kube's certificate queue (:func:`~kcm.controllerkit.certificate_rate_limiter`)."""
+        return certificate_rate_limiter(clock)
 
     async def reconcile(self, request: ObjectKey) -> Result:
         """Approve CSR ``request.name`` if a recognizer matches and its review allows it.

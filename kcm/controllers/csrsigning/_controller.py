@@ -14,16 +14,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any, final
+from typing import Any, Unpack, final
 
-import anyio
 import msgspec
-from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.controllerkit import has_true_condition, is_approved, parse_certificate_request
+from kcm.clock import Clock
+from kcm.controllerkit import (
+    QueueController,
+    QueueControllerOptions,
+    certificate_rate_limiter,
+    has_true_condition,
+    is_approved,
+    parse_certificate_request,
+)
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey
 from kcm.models.certificates_v1 import (
@@ -31,9 +35,8 @@ from kcm.models.certificates_v1 import (
     CertificateSigningRequestCondition,
     CertificateSigningRequestStatus,
 )
-from kcm.record import EventRecorder
-from kcm.runtime import Controller, EnqueueForObject, Result
-from kcm.workqueue import BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter
+from kcm.runtime import EnqueueForObject, Result
+from kcm.workqueue import RateLimiter
 
 from ._ca_files import CAFiles
 from ._signer_rules import refusal
@@ -59,27 +62,18 @@ def certificate_duration(expiration_seconds: int | None, maximum: timedelta) -> 
     return max(requested, MIN_DURATION)
 
 
-def _rate_limiter(clock: Clock) -> MaxOfRateLimiter:
-    """kube's certificate queue: 200 ms .. 1000 s per item, 10 qps burst 100 overall."""
-    return MaxOfRateLimiter(
-        ItemExponentialFailureRateLimiter(0.2, 1000.0, clock=clock),
-        BucketRateLimiter(10.0, 100, clock=clock),
-    )
-
-
 @final
-class CSRSigningController:
+class CSRSigningController(QueueController):
     """Signs approved CertificateSigningRequests for the signers in ``signers``.
 
     Args:
         client: the API client the status is written with.
         factory: where the CertificateSigningRequest informer comes from.
         signers: the CA files per signer name (``kubernetes.io/kubelet-serving``, ...).
-        recorder: unused (kube's signer emits no events); the common signature.
-        clock: ``now`` for the certificates' validity and the queue's backoff clock.
-        workers: concurrent syncs (kube-controller-manager runs 5 per signer).
-        registry: a Prometheus registry for the controller and queue metrics.
         duration: ``--cluster-signing-duration``, the longest certificate.
+        options: :class:`~kcm.controllerkit.QueueControllerOptions`; the clock is also ``now``
+            for the certificates' validity, the recorder is unused (kube's signer emits no
+            events); kube-controller-manager runs 5 workers per signer.
 
     Guarantees:
         * A request that already has a certificate, is not approved, is denied or failed, or
@@ -88,40 +82,32 @@ class CSRSigningController:
           subject, names and key, and its usages.
     """
 
+    queue_name = "csrsigning"
+    default_workers = 5
+
     def __init__(
         self,
         client: ApiClient,
         factory: SharedInformerFactory,
         *,
         signers: Mapping[str, CAFiles],
-        recorder: EventRecorder | None = None,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = 5,
-        registry: CollectorRegistry | None = None,
         duration: timedelta = DEFAULT_DURATION,
+        **options: Unpack[QueueControllerOptions],
     ) -> None:
-        self._client = client
-        self._clock = clock
         self.signers = dict(signers)
         self.duration = duration
-        informer = factory.informer_for(CertificateSigningRequest)
-        self._requests = informer.lister()
-        self.controller: Controller[ObjectKey] = Controller(
-            "csrsigning",
-            self,
-            max_concurrent_reconciles=workers,
-            rate_limiter=_rate_limiter(clock),
-            clock=clock,
-            metrics=registry,
-        )
-        self.controller.watch(informer, EnqueueForObject(), kind="CertificateSigningRequest")
+        super().__init__(client, factory, **options)
+
+    def watch_informers(self, factory: SharedInformerFactory) -> None:
+        requests = factory.informer_for(CertificateSigningRequest)
+        self._requests = self.watch(requests, EnqueueForObject(), kind="CertificateSigningRequest")
 
     def __repr__(self) -> str:
         return f"<CSRSigningController signers={sorted(self.signers)}>"
 
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Sign requests until cancelled (started once the cache has synced)."""
-        await self.controller.run(task_status=task_status)
+    def rate_limiter(self, clock: Clock) -> RateLimiter[ObjectKey]:
+        """kube's certificate queue (:func:`~kcm.controllerkit.certificate_rate_limiter`)."""
+        return certificate_rate_limiter(clock)
 
     async def reconcile(self, request: ObjectKey) -> Result:
         """Sign, or fail, CSR ``request.name`` if it is this controller's to sign.

@@ -13,7 +13,7 @@ reads and decrements what it writes. See docs/controllers.md.
 
 from __future__ import annotations
 
-from kcm.controllers import CONTROLLERS
+from kcm.controllers import CONTROLLERS, add_controller
 from kcm.runtime import Manager
 
 from ._budget import DELETION_TIMEOUT as DELETION_TIMEOUT
@@ -33,16 +33,7 @@ def add_to_manager(manager: Manager, *, workers: int = DEFAULT_WORKERS) -> None:
     """Build the disruption controller from the manager's client, informer factory, clock and
     metrics registry, with Go's ``controllermanager`` event source, and add it
     (leader-elected)."""
-    manager.add(
-        DisruptionController(
-            manager.client,
-            manager.factory,
-            recorder=manager.event_recorder(EVENT_SOURCE),
-            clock=manager.clock,
-            workers=workers,
-            registry=manager.registry,
-        )
-    )
+    add_controller(manager, NAME, DisruptionController, workers=workers, event_source=EVENT_SOURCE)
 
 
 __all__ = [

@@ -38,7 +38,7 @@ from kcm.models import ObjectKey, object_key
 from kcm.models.core_v1 import Endpoints, EndpointSubset, Pod, Service
 from kcm.models.meta_v1 import ObjectMeta
 from kcm.record import EventRecorder
-from kcm.runtime import Controller, Result
+from kcm.runtime import Controller, Result, enqueue_object
 from kcm.workqueue import default_controller_rate_limiter
 
 from ._subsets import (
@@ -58,17 +58,6 @@ DEFAULT_WORKERS = 5
 MAX_RETRIES = MAX_SYNC_RETRIES
 """A Service whose sync keeps failing is dropped after this many retries (until its next
 event)."""
-
-
-class _ServiceEvents:
-    def create_keys(self, obj: Service, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return (object_key(obj),)
-
-    def update_keys(self, old: Service, new: Service) -> Iterable[ObjectKey]:
-        return (object_key(new),)
-
-    def delete_keys(self, obj: Service, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        return (object_key(obj),)
 
 
 class _EndpointsEvents:
@@ -163,7 +152,7 @@ class EndpointController:
             clock=clock,
             metrics=registry,
         )
-        self.controller.watch(service_informer, _ServiceEvents(), kind="Service")
+        self.controller.watch(service_informer, enqueue_object(), kind="Service")
         pod_events = ServicePodEvents(self.services, self.controller.queue.add_after, batch_period)
         self.controller.watch(pod_informer, pod_events, kind="Pod")
         self.controller.watch(endpoints_informer, _EndpointsEvents(self), kind="Endpoints")
@@ -196,18 +185,11 @@ class EndpointController:
         return cached
 
     async def reconcile(self, request: ObjectKey) -> Result:
-        """Sync the Endpoints of one Service key.
-
-        Raises:
-            KcmError: a write failed; retried with backoff.
-            TerminalError: it failed :data:`MAX_RETRIES` times in a row (dropped).
-        """
+        """Sync the Endpoints of one Service key; a failed write is retried with backoff, and
+        the key dropped (``TerminalError``) after :data:`MAX_RETRIES` failures in a row."""
+        queue = self.controller.queue
         return await sync_with_retry_limit(
-            self._sync,
-            request,
-            num_requeues=self.controller.queue.num_requeues,
-            what="service",
-            max_retries=MAX_RETRIES,
+            self._sync, request, num_requeues=queue.num_requeues, what="service"
         )
 
     async def _sync(self, key: ObjectKey) -> None:

@@ -7,7 +7,7 @@ See docs/controllers.md#endpointslice.
 
 from __future__ import annotations
 
-from kcm.controllers import CONTROLLERS
+from kcm.controllers import CONTROLLERS, add_controller
 from kcm.runtime import Manager
 
 from ._controller import DEFAULT_MAX_ENDPOINTS_PER_SLICE as DEFAULT_MAX_ENDPOINTS_PER_SLICE
@@ -38,17 +38,14 @@ def add_to_manager(
     """Build the EndpointSlice controller from the manager's client, factory, clock and
     registry (events as ``endpoint-slice-controller``, kube's name) and add it
     (leader-elected)."""
-    manager.add(
-        EndpointSliceController(
-            manager.client,
-            manager.factory,
-            recorder=manager.event_recorder("endpoint-slice-controller"),
-            clock=manager.clock,
-            workers=workers,
-            registry=manager.registry,
-            max_endpoints_per_slice=max_endpoints_per_slice,
-            batch_period=batch_period,
-        )
+    add_controller(
+        manager,
+        NAME,
+        EndpointSliceController,
+        workers=workers,
+        event_source="endpoint-slice-controller",
+        max_endpoints_per_slice=max_endpoints_per_slice,
+        batch_period=batch_period,
     )
 
 

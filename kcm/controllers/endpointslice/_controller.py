@@ -23,22 +23,22 @@ from kcm.controllerkit import (
     MANAGED_BY_LABEL,
     MAX_SYNC_RETRIES,
     SERVICE_NAME_LABEL,
+    EndpointSliceEvents,
     EndpointSliceTracker,
     ServicePodEvents,
     StaleSliceSyncs,
     TriggerTimeTracker,
-    managed_by,
+    endpoint_slice_rate_limiter,
     service_key_for_slice,
     service_selector,
     sync_with_retry_limit,
 )
 from kcm.informers import SharedInformerFactory
-from kcm.models import ObjectKey, object_key
+from kcm.models import ObjectKey
 from kcm.models.core_v1 import Node, Pod, Service
 from kcm.models.discovery_v1 import EndpointSlice
 from kcm.record import EventRecorder
-from kcm.runtime import Controller, Result
-from kcm.workqueue import BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter
+from kcm.runtime import Controller, Result, enqueue_object
 
 from ._endpoints import CONTROLLER_NAME
 from ._reconciler import SliceReconciler
@@ -63,26 +63,6 @@ SLICE_CHANGE_MIN_SYNC_DELAY = 1.0
 slices)."""
 
 
-def slice_rate_limiter(*, clock: Clock = SYSTEM_CLOCK) -> MaxOfRateLimiter:
-    """1 s doubling to 100 s per Service, and 10 retries per second (burst 100) overall: slice
-    syncs can be large, so they back off harder than the default controller limiter."""
-    return MaxOfRateLimiter(
-        ItemExponentialFailureRateLimiter(1.0, 100.0, clock=clock),
-        BucketRateLimiter(10.0, 100, clock=clock),
-    )
-
-
-class _ServiceEvents:
-    def create_keys(self, obj: Service, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return (object_key(obj),)
-
-    def update_keys(self, old: Service, new: Service) -> Iterable[ObjectKey]:
-        return (object_key(new),)
-
-    def delete_keys(self, obj: Service, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        return (object_key(obj),)
-
-
 class _NodeEvents:
     """Nodes are only read (zones, existence): no node event syncs a Service (kube: only
     with topology hints, which kcm does not implement)."""
@@ -94,41 +74,6 @@ class _NodeEvents:
         return ()
 
     def delete_keys(self, obj: Node, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        return ()
-
-
-def _ours(endpoint_slice: EndpointSlice) -> bool:
-    return managed_by(endpoint_slice) == CONTROLLER_NAME
-
-
-class _SliceEvents:
-    """Changes to our slices that we did not make ourselves sync their Service."""
-
-    def __init__(self, owner: EndpointSliceController) -> None:
-        self._owner = owner
-
-    def create_keys(self, obj: EndpointSlice, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        self._owner.stale.cache_moved(obj)
-        if _ours(obj) and self._owner.tracker.should_sync(obj):
-            self._owner.queue_for_slice(obj)
-        return ()
-
-    def update_keys(self, old: EndpointSlice, new: EndpointSlice) -> Iterable[ObjectKey]:
-        self._owner.stale.cache_moved(new)
-        old_service = (old.metadata.labels or {}).get(SERVICE_NAME_LABEL)
-        new_service = (new.metadata.labels or {}).get(SERVICE_NAME_LABEL)
-        if old_service != new_service:
-            self._owner.queue_for_slice(new)
-            self._owner.queue_for_slice(old)
-        elif _ours(old) != _ours(new) or (_ours(new) and self._owner.tracker.should_sync(new)):
-            self._owner.queue_for_slice(new)
-        return ()
-
-    def delete_keys(self, obj: EndpointSlice, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        self._owner.stale.cache_moved(obj)
-        tracker = self._owner.tracker
-        if _ours(obj) and tracker.has(obj) and not tracker.handle_deletion(obj):
-            self._owner.queue_for_slice(obj)
         return ()
 
 
@@ -201,14 +146,17 @@ class EndpointSliceController:
             "endpoint_slice",  # Go's work queue name
             self,
             max_concurrent_reconciles=workers,
-            rate_limiter=slice_rate_limiter(clock=clock),
+            rate_limiter=endpoint_slice_rate_limiter(clock=clock),
             clock=clock,
             metrics=registry,
         )
-        self.controller.watch(service_informer, _ServiceEvents(), kind="Service")
+        self.controller.watch(service_informer, enqueue_object(), kind="Service")
         pod_events = ServicePodEvents(self.services, self.controller.queue.add_after, batch_period)
         self.controller.watch(pod_informer, pod_events, kind="Pod")
-        self.controller.watch(slice_informer, _SliceEvents(self), kind="EndpointSlice")
+        slice_events = EndpointSliceEvents(
+            CONTROLLER_NAME, self.tracker, self.stale, self.queue_for_slice
+        )
+        self.controller.watch(slice_informer, slice_events, kind="EndpointSlice")
         self.controller.watch(node_informer, _NodeEvents(), kind="Node")
 
     def __repr__(self) -> str:
@@ -230,19 +178,13 @@ class EndpointSliceController:
     # -- sync ----------------------------------------------------------------------------------
 
     async def reconcile(self, request: ObjectKey) -> Result:
-        """Sync the slices of one Service key.
-
-        Raises:
-            StaleInformerCache: the slice cache does not show our own writes yet.
-            KcmError: a write failed; retried with backoff.
-            TerminalError: it failed :data:`MAX_RETRIES` times in a row (dropped).
-        """
+        """Sync the slices of one Service key. A failure (a failed write, or
+        :class:`~kcm.controllerkit.StaleInformerCache` while the slice cache lags our writes)
+        is retried with backoff, and dropped as a ``TerminalError`` after :data:`MAX_RETRIES`
+        in a row."""
+        queue = self.controller.queue
         return await sync_with_retry_limit(
-            self._sync,
-            request,
-            num_requeues=self.controller.queue.num_requeues,
-            what="service",
-            max_retries=MAX_RETRIES,
+            self._sync, request, num_requeues=queue.num_requeues, what="service"
         )
 
     async def _sync(self, key: ObjectKey) -> None:

@@ -28,9 +28,9 @@ from kcm.controllerkit import (
     EndpointSliceTracker,
     endpoints_equal_beyond_key,
     format_trigger_time,
-    is_namespace_terminating,
     port_map_key,
     should_pod_be_in_endpoints,
+    write_endpoint_slices,
 )
 from kcm.errors import KcmError
 from kcm.models.core_v1 import Node, Pod, Service
@@ -364,21 +364,15 @@ class SliceReconciler:
     async def _write(
         self, service: Service, plan: SlicePlan, trigger_time: datetime | None
     ) -> None:
-        api = self._client.api(EndpointSlice, service.metadata.namespace)
-        if service.metadata.deletion_timestamp is None:
+        await write_endpoint_slices(
+            self._client.api(EndpointSlice, service.metadata.namespace),
+            self._tracker,
+            create=[_with_trigger_time(s, trigger_time) for s in plan.to_create],
+            update=[
+                (plan.originals[_name(s)], _with_trigger_time(s, trigger_time))
+                for s in plan.to_update
+            ],
+            delete=plan.to_delete,
             # no new slices for a deleting Service: the garbage collector is removing them
-            for endpoint_slice in plan.to_create:
-                try:
-                    created = await api.create(_with_trigger_time(endpoint_slice, trigger_time))
-                except KcmError as exc:
-                    if is_namespace_terminating(exc):
-                        return
-                    raise
-                self._tracker.update(created)
-        for endpoint_slice in plan.to_update:
-            original = plan.originals[_name(endpoint_slice)]
-            updated = await api.update(original, _with_trigger_time(endpoint_slice, trigger_time))
-            self._tracker.update(updated)
-        for endpoint_slice in plan.to_delete:
-            await api.delete(_name(endpoint_slice))
-            self._tracker.expect_deletion(endpoint_slice)
+            owner_deleting=service.metadata.deletion_timestamp is not None,
+        )

@@ -7,7 +7,7 @@ See docs/controllers.md#endpointslice-mirroring.
 
 from __future__ import annotations
 
-from kcm.controllers import CONTROLLERS
+from kcm.controllers import CONTROLLERS, add_controller
 from kcm.runtime import Manager
 
 from ._controller import DEFAULT_MAX_ENDPOINTS_PER_SUBSET as DEFAULT_MAX_ENDPOINTS_PER_SUBSET
@@ -37,17 +37,14 @@ def add_to_manager(
     """Build the mirroring controller from the manager's client, factory, clock and registry
     (events as ``endpoint-slice-mirroring-controller``, kube's name) and add it
     (leader-elected)."""
-    manager.add(
-        EndpointSliceMirroringController(
-            manager.client,
-            manager.factory,
-            recorder=manager.event_recorder("endpoint-slice-mirroring-controller"),
-            clock=manager.clock,
-            workers=workers,
-            registry=manager.registry,
-            max_endpoints_per_subset=max_endpoints_per_subset,
-            batch_period=batch_period,
-        )
+    add_controller(
+        manager,
+        NAME,
+        EndpointSliceMirroringController,
+        workers=workers,
+        event_source="endpoint-slice-mirroring-controller",
+        max_endpoints_per_subset=max_endpoints_per_subset,
+        batch_period=batch_period,
     )
 
 

@@ -26,9 +26,10 @@ from kcm.controllerkit import (
     MAX_SYNC_RETRIES,
     SERVICE_NAME_LABEL,
     SKIP_MIRROR_LABEL,
+    EndpointSliceEvents,
     EndpointSliceTracker,
     StaleSliceSyncs,
-    managed_by,
+    endpoint_slice_rate_limiter,
     service_key_for_slice,
     service_selector,
     sync_with_retry_limit,
@@ -39,7 +40,6 @@ from kcm.models.core_v1 import Endpoints, Service
 from kcm.models.discovery_v1 import EndpointSlice
 from kcm.record import EventRecorder
 from kcm.runtime import Controller, Result
-from kcm.workqueue import BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter
 
 from ._desired import CONTROLLER_NAME
 from ._reconciler import MirrorReconciler
@@ -94,41 +94,6 @@ class _ServiceEvents:
 
     def delete_keys(self, obj: Service, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
         return (object_key(obj),) if _without_selector(obj) else ()
-
-
-def _ours(endpoint_slice: EndpointSlice) -> bool:
-    return managed_by(endpoint_slice) == CONTROLLER_NAME
-
-
-class _SliceEvents:
-    """Changes to mirrored slices that we did not make ourselves sync their Endpoints."""
-
-    def __init__(self, owner: EndpointSliceMirroringController) -> None:
-        self._owner = owner
-
-    def create_keys(self, obj: EndpointSlice, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        self._owner.stale.cache_moved(obj)
-        if _ours(obj) and self._owner.tracker.should_sync(obj):
-            self._owner.queue_for_slice(obj)
-        return ()
-
-    def update_keys(self, old: EndpointSlice, new: EndpointSlice) -> Iterable[ObjectKey]:
-        self._owner.stale.cache_moved(new)
-        if (old.metadata.labels or {}).get(SERVICE_NAME_LABEL) != (new.metadata.labels or {}).get(
-            SERVICE_NAME_LABEL
-        ):
-            self._owner.queue_for_slice(new)
-            self._owner.queue_for_slice(old)
-        elif _ours(old) != _ours(new) or (_ours(new) and self._owner.tracker.should_sync(new)):
-            self._owner.queue_for_slice(new)
-        return ()
-
-    def delete_keys(self, obj: EndpointSlice, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        self._owner.stale.cache_moved(obj)
-        tracker = self._owner.tracker
-        if _ours(obj) and tracker.has(obj) and not tracker.handle_deletion(obj):
-            self._owner.queue_for_slice(obj)
-        return ()
 
 
 class EndpointSliceMirroringController:
@@ -194,15 +159,15 @@ class EndpointSliceMirroringController:
             "endpoint_slice_mirroring",  # Go's work queue name
             self,
             max_concurrent_reconciles=workers,
-            rate_limiter=MaxOfRateLimiter(
-                ItemExponentialFailureRateLimiter(1.0, 100.0, clock=clock),
-                BucketRateLimiter(10.0, 100, clock=clock),
-            ),
+            rate_limiter=endpoint_slice_rate_limiter(clock=clock),
             clock=clock,
             metrics=registry,
         )
         self.controller.watch(endpoints_informer, _EndpointsEvents(), kind="Endpoints")
-        self.controller.watch(slice_informer, _SliceEvents(self), kind="EndpointSlice")
+        slice_events = EndpointSliceEvents(
+            CONTROLLER_NAME, self.tracker, self.stale, self.queue_for_slice
+        )
+        self.controller.watch(slice_informer, slice_events, kind="EndpointSlice")
         self.controller.watch(service_informer, _ServiceEvents(), kind="Service")
 
     def __repr__(self) -> str:
@@ -220,19 +185,11 @@ class EndpointSliceMirroringController:
             self.controller.queue.add_after(key, self.batch_period)
 
     async def reconcile(self, request: ObjectKey) -> Result:
-        """Mirror one Endpoints key (or clean up after it).
-
-        Raises:
-            StaleInformerCache: the slice cache does not show our own writes yet.
-            KcmError: a write failed; retried with backoff.
-            TerminalError: it failed :data:`MAX_RETRIES` times in a row (dropped).
-        """
+        """Mirror one Endpoints key (or clean up after it); failures (a stale slice cache, a
+        failed write) are retried with backoff until :data:`MAX_RETRIES`, then dropped."""
+        queue = self.controller.queue
         return await sync_with_retry_limit(
-            self._sync,
-            request,
-            num_requeues=self.controller.queue.num_requeues,
-            what="Endpoints",
-            max_retries=MAX_RETRIES,
+            self._sync, request, num_requeues=queue.num_requeues, what="Endpoints"
         )
 
     def _mirrored(self, key: ObjectKey) -> list[EndpointSlice]:

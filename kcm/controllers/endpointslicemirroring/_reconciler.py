@@ -22,8 +22,8 @@ from kcm.controllerkit import (
     EndpointSet,
     EndpointSliceTracker,
     endpoints_equal_beyond_key,
-    is_namespace_terminating,
     port_map_key,
+    write_endpoint_slices,
 )
 from kcm.errors import KcmError, NotFound
 from kcm.models.core_v1 import Endpoints
@@ -216,23 +216,15 @@ class MirrorReconciler:
                 f"A max of {self.max_per_subset} addresses can be mirrored to EndpointSlices "
                 f"per Endpoints subset. {skipped} addresses were skipped",
             )
-        api = self._client.api(EndpointSlice, endpoints.metadata.namespace)
-        if endpoints.metadata.deletion_timestamp is None:
-            for mirror in plan.to_create:
-                try:
-                    created = await api.create(mirror)
-                except KcmError as exc:
-                    if is_namespace_terminating(exc):
-                        return
-                    raise
-                self._tracker.update(created)
-        for mirror in plan.to_update:
-            original = plan.originals[_name(mirror)]
-            updated = await api.update(original, _rewrite(original, mirror))
-            self._tracker.update(updated)
-        for doomed in plan.to_delete:
-            await api.delete(_name(doomed))
-            self._tracker.expect_deletion(doomed)
+        originals = [plan.originals[_name(mirror)] for mirror in plan.to_update]
+        await write_endpoint_slices(
+            self._client.api(EndpointSlice, endpoints.metadata.namespace),
+            self._tracker,
+            create=plan.to_create,
+            update=[(o, _rewrite(o, m)) for o, m in zip(originals, plan.to_update, strict=True)],
+            delete=plan.to_delete,
+            owner_deleting=endpoints.metadata.deletion_timestamp is not None,
+        )
 
     async def delete_all(self, namespace: str, slices: Sequence[EndpointSlice]) -> None:
         """Delete mirrored slices (their Endpoints went, or stopped being mirrored).

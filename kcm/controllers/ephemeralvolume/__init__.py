@@ -6,7 +6,7 @@ kube-controller-manager's ``ephemeral-volume``. See docs/controllers.md#ephemera
 
 from __future__ import annotations
 
-from kcm.controllers import CONTROLLERS
+from kcm.controllers import CONTROLLERS, add_controller
 from kcm.runtime import Manager
 
 from ._controller import ClaimConflict as ClaimConflict
@@ -26,15 +26,12 @@ DEFAULT_WORKERS = CONTROLLERS[NAME].default_workers
 def add_to_manager(manager: Manager, *, workers: int = DEFAULT_WORKERS) -> None:
     """Build the controller from the manager's client, factory, clock and registry and add it
     (leader-elected), with the ``ephemeral_volume`` event source."""
-    manager.add(
-        EphemeralVolumeController(
-            manager.client,
-            manager.factory,
-            recorder=manager.event_recorder("ephemeral_volume"),
-            clock=manager.clock,
-            workers=workers,
-            registry=manager.registry,
-        )
+    add_controller(
+        manager,
+        NAME,
+        EphemeralVolumeController,
+        workers=workers,
+        event_source="ephemeral_volume",
     )
 
 

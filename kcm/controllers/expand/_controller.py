@@ -18,19 +18,12 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import final
 
-import anyio
-from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
-
-from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import QueueController
 from kcm.errors import KcmError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key, parse_quantity
 from kcm.models.core_v1 import PersistentVolume, PersistentVolumeClaim
-from kcm.record import EventRecorder
-from kcm.runtime import Controller, Result
-from kcm.workqueue import default_controller_rate_limiter
+from kcm.runtime import Result
 
 __all__ = [
     "PRE_RESIZE_CAPACITY_ANNOTATION",
@@ -78,48 +71,19 @@ def needs_expansion(claim: PersistentVolumeClaim, pv: PersistentVolume) -> bool:
 
 
 @final
-class ExpandController:
+class ExpandController(QueueController):
     """Records why a claim's expansion is left to the external resizer.
 
-    Args:
-        client: reads the PVs live.
-        factory: the PersistentVolumeClaim informer.
-        recorder: ``ExternalExpanding`` events (kube's source ``volume_expand``).
-        clock: the queue's backoff clock.
-        workers: concurrent syncs (kube runs 10).
-        registry: a Prometheus registry for the controller and queue metrics.
+    Claims come from their informer, PVs are read live. The recorder gets the
+    ``ExternalExpanding`` events (kube's source ``volume_expand``); kube runs 10 workers.
     """
 
-    def __init__(
-        self,
-        client: ApiClient,
-        factory: SharedInformerFactory,
-        *,
-        recorder: EventRecorder | None = None,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = 10,
-        registry: CollectorRegistry | None = None,
-    ) -> None:
-        self._client = client
-        self._recorder = recorder
+    queue_name = "volume_expand"
+    default_workers = 10
+
+    def watch_informers(self, factory: SharedInformerFactory) -> None:
         claims = factory.informer_for(PersistentVolumeClaim)
-        self._claims = claims.lister()
-        self.controller: Controller[ObjectKey] = Controller(
-            "volume_expand",
-            self,
-            max_concurrent_reconciles=workers,
-            rate_limiter=default_controller_rate_limiter(clock=clock),
-            clock=clock,
-            metrics=registry,
-        )
-        self.controller.watch(claims, _ClaimEvents(), kind="PersistentVolumeClaim")
-
-    def __repr__(self) -> str:
-        return "<ExpandController>"
-
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Sync claims until cancelled (started once the cache has synced)."""
-        await self.controller.run(task_status=task_status)
+        self._claims = self.watch(claims, _ClaimEvents(), kind="PersistentVolumeClaim")
 
     async def reconcile(self, request: ObjectKey) -> Result:
         """Check claim ``request`` and record ``ExternalExpanding`` if it needs expanding.

@@ -7,7 +7,7 @@ docs/controllers.md#horizontal-pod-autoscaling.
 
 from __future__ import annotations
 
-from kcm.controllers import CONTROLLERS
+from kcm.controllers import CONTROLLERS, add_controller
 from kcm.runtime import Manager
 
 from ._controller import HorizontalController as HorizontalController
@@ -42,20 +42,17 @@ def add_to_manager(
     """Build the controller from the manager's client, factory and clock and add it
     (leader-elected); the keyword arguments are the ``--horizontal-pod-autoscaler-*`` flags
     (seconds)."""
-    manager.add(
-        HorizontalController(
-            manager.client,
-            manager.factory,
-            recorder=manager.event_recorder(EVENT_SOURCE),
-            clock=manager.clock,
-            workers=workers,
-            registry=manager.registry,
-            sync_period=sync_period,
-            downscale_stabilization=downscale_stabilization,
-            tolerance=tolerance,
-            cpu_initialization_period=cpu_initialization_period,
-            initial_readiness_delay=initial_readiness_delay,
-        )
+    add_controller(
+        manager,
+        NAME,
+        HorizontalController,
+        workers=workers,
+        event_source=EVENT_SOURCE,
+        sync_period=sync_period,
+        downscale_stabilization=downscale_stabilization,
+        tolerance=tolerance,
+        cpu_initialization_period=cpu_initialization_period,
+        initial_readiness_delay=initial_readiness_delay,
     )
 
 

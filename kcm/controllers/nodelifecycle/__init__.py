@@ -7,7 +7,7 @@ See docs/controllers.md#node-lifecycle.
 
 from __future__ import annotations
 
-from kcm.controllers import CONTROLLERS
+from kcm.controllers import CONTROLLERS, add_controller
 from kcm.runtime import Manager
 
 from ._controller import NODE_LEASE_NAMESPACE as NODE_LEASE_NAMESPACE
@@ -44,23 +44,20 @@ def add_to_manager(
 ) -> None:
     """Build the node lifecycle controller from the manager and add it (leader-elected);
     the keyword arguments are the ``--node-*`` flags of the same names."""
-    manager.add(
-        NodeLifecycleController(
-            manager.client,
-            manager.factory,
-            recorder=manager.event_recorder("node-controller"),
-            taint_recorder=manager.event_recorder("taint-controller"),
-            clock=manager.clock,
-            workers=workers,
-            registry=manager.registry,
-            node_monitor_period=node_monitor_period,
-            node_monitor_grace_period=node_monitor_grace_period,
-            node_startup_grace_period=node_startup_grace_period,
-            node_eviction_rate=node_eviction_rate,
-            secondary_node_eviction_rate=secondary_node_eviction_rate,
-            unhealthy_zone_threshold=unhealthy_zone_threshold,
-            large_cluster_size_threshold=large_cluster_size_threshold,
-        )
+    add_controller(
+        manager,
+        NAME,
+        NodeLifecycleController,
+        workers=workers,
+        event_source="node-controller",
+        taint_recorder=manager.event_recorder("taint-controller"),
+        node_monitor_period=node_monitor_period,
+        node_monitor_grace_period=node_monitor_grace_period,
+        node_startup_grace_period=node_startup_grace_period,
+        node_eviction_rate=node_eviction_rate,
+        secondary_node_eviction_rate=secondary_node_eviction_rate,
+        unhealthy_zone_threshold=unhealthy_zone_threshold,
+        large_cluster_size_threshold=large_cluster_size_threshold,
     )
 
 

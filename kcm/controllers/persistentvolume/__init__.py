@@ -7,7 +7,7 @@ docs/controllers.md#persistentvolume-binder.
 
 from __future__ import annotations
 
-from kcm.controllers import CONTROLLERS
+from kcm.controllers import CONTROLLERS, add_controller
 from kcm.runtime import Manager
 
 from ._controller import DEFAULT_SYNC_PERIOD as DEFAULT_SYNC_PERIOD
@@ -39,17 +39,14 @@ def add_to_manager(
 ) -> None:
     """Build the binder from the manager's client, factory and clock and add it
     (leader-elected)."""
-    manager.add(
-        PersistentVolumeBinder(
-            manager.client,
-            manager.factory,
-            recorder=manager.event_recorder(EVENT_COMPONENT),
-            clock=manager.clock,
-            workers=workers,
-            registry=manager.registry,
-            sync_period=sync_period,
-            enable_dynamic_provisioning=enable_dynamic_provisioning,
-        )
+    add_controller(
+        manager,
+        NAME,
+        PersistentVolumeBinder,
+        workers=workers,
+        event_source=EVENT_COMPONENT,
+        sync_period=sync_period,
+        enable_dynamic_provisioning=enable_dynamic_provisioning,
     )
 
 

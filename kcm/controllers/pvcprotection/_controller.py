@@ -15,20 +15,18 @@ import logging
 from collections.abc import Iterable
 from typing import Any, final
 
-import anyio
-from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
-
-from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.controllerkit import POD_PVC_INDEX, add_pod_pvc_index, pod_pvc_keys
+from kcm.controllerkit import (
+    POD_PVC_INDEX,
+    EnqueueOn,
+    QueueController,
+    add_pod_pvc_index,
+    pod_pvc_keys,
+)
 from kcm.errors import NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key
 from kcm.models.core_v1 import PersistentVolumeClaim, Pod
-from kcm.record import EventRecorder
-from kcm.runtime import Controller, Result, add_finalizer, remove_finalizer
-from kcm.workqueue import default_controller_rate_limiter
+from kcm.runtime import Result, add_finalizer, remove_finalizer
 
 from ._usage import pod_may_release_claims, pod_uses_claim
 
@@ -45,25 +43,12 @@ def needs_attention(pvc: PersistentVolumeClaim) -> bool:
     return has == (pvc.metadata.deletion_timestamp is not None)
 
 
+def _if_attention(pvc: PersistentVolumeClaim) -> Iterable[ObjectKey]:
+    return (object_key(pvc),) if needs_attention(pvc) else ()
+
+
 def _claim_keys(pod: Pod) -> list[ObjectKey]:
     return [ObjectKey(*key.split("/", 1)) for key in pod_pvc_keys(pod)]
-
-
-class _Claims:
-    def create_keys(
-        self, obj: PersistentVolumeClaim, *, is_in_initial_list: bool
-    ) -> Iterable[ObjectKey]:
-        return (object_key(obj),) if needs_attention(obj) else ()
-
-    def update_keys(
-        self, old: PersistentVolumeClaim, new: PersistentVolumeClaim
-    ) -> Iterable[ObjectKey]:
-        return (object_key(new),) if needs_attention(new) else ()
-
-    def delete_keys(
-        self, obj: PersistentVolumeClaim, *, final_state_unknown: bool
-    ) -> Iterable[ObjectKey]:
-        return ()
 
 
 class _PodClaims:
@@ -84,55 +69,26 @@ class _PodClaims:
 
 
 @final
-class PVCProtectionController:
+class PVCProtectionController(QueueController):
     """Adds and removes the ``kubernetes.io/pvc-protection`` finalizer.
 
-    Args:
-        client: the API client the claims are updated with (and pods listed live).
-        factory: where the PersistentVolumeClaim and Pod informers come from.
-        recorder: unused (kube's controller only logs); the common signature.
-        clock: the queue's backoff clock.
-        workers: concurrent syncs (kube-controller-manager runs 1).
-        registry: a Prometheus registry for the controller and queue metrics.
+    Claims and pods (indexed by claim) come from their informers; pods are also listed live
+    before a finalizer goes. kube's controller only logs and runs one worker.
 
     Guarantees:
         * The finalizer is removed only after both the cache and a live list show no
           scheduled pod using the claim.
     """
 
-    def __init__(
-        self,
-        client: ApiClient,
-        factory: SharedInformerFactory,
-        *,
-        recorder: EventRecorder | None = None,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = 1,
-        registry: CollectorRegistry | None = None,
-    ) -> None:
-        self._client = client
+    queue_name = "pvcprotection"
+
+    def watch_informers(self, factory: SharedInformerFactory) -> None:
         claims = factory.informer_for(PersistentVolumeClaim)
         pods = factory.informer_for(Pod)
         add_pod_pvc_index(pods)
-        self._claims = claims.lister()
-        self._pods = pods.lister()
-        self.controller: Controller[ObjectKey] = Controller(
-            "pvcprotection",
-            self,
-            max_concurrent_reconciles=workers,
-            rate_limiter=default_controller_rate_limiter(clock=clock),
-            clock=clock,
-            metrics=registry,
-        )
-        self.controller.watch(claims, _Claims(), kind="PersistentVolumeClaim")
-        self.controller.watch(pods, _PodClaims(), kind="Pod")
-
-    def __repr__(self) -> str:
-        return "<PVCProtectionController>"
-
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Protect claims until cancelled (started once the caches have synced)."""
-        await self.controller.run(task_status=task_status)
+        attention = EnqueueOn(_if_attention, add=True, update=True)
+        self._claims = self.watch(claims, attention, kind="PersistentVolumeClaim")
+        self._pods = self.watch(pods, _PodClaims(), kind="Pod")
 
     async def reconcile(self, request: ObjectKey) -> Result:
         """Add or remove claim ``request``'s finalizer.

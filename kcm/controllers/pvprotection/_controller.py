@@ -12,19 +12,12 @@ import logging
 from collections.abc import Iterable
 from typing import Any, final
 
-import anyio
-from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
-
-from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import EnqueueOn, QueueController
 from kcm.errors import NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey
 from kcm.models.core_v1 import PersistentVolume
-from kcm.record import EventRecorder
-from kcm.runtime import Controller, Result, add_finalizer, remove_finalizer
-from kcm.workqueue import default_controller_rate_limiter
+from kcm.runtime import Result, add_finalizer, remove_finalizer
 
 __all__ = ["PV_PROTECTION_FINALIZER", "PVProtectionController", "needs_attention"]
 
@@ -45,47 +38,19 @@ def _key(pv: PersistentVolume) -> Iterable[ObjectKey]:
 
 
 @final
-class PVProtectionController:
-    """Adds and removes the ``kubernetes.io/pv-protection`` finalizer.
+class PVProtectionController(QueueController):
+    """Adds and removes the ``kubernetes.io/pv-protection`` finalizer of cached PVs.
 
-    Args:
-        client: the API client the PVs are updated with.
-        factory: where the PersistentVolume informer comes from.
-        recorder: unused (kube's controller only logs); the common signature.
-        clock: the queue's backoff clock.
-        workers: concurrent syncs (kube-controller-manager runs 1).
-        registry: a Prometheus registry for the controller and queue metrics.
+    kube's controller only logs (no events) and runs one worker.
     """
 
-    def __init__(
-        self,
-        client: ApiClient,
-        factory: SharedInformerFactory,
-        *,
-        recorder: EventRecorder | None = None,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = 1,
-        registry: CollectorRegistry | None = None,
-    ) -> None:
-        self._client = client
-        informer = factory.informer_for(PersistentVolume)
-        self._volumes = informer.lister()
-        self.controller: Controller[ObjectKey] = Controller(
-            "pvprotection",
-            self,
-            max_concurrent_reconciles=workers,
-            rate_limiter=default_controller_rate_limiter(clock=clock),
-            clock=clock,
-            metrics=registry,
-        )
-        self.controller.watch(informer, _AddedOrUpdated(), kind="PersistentVolume")
+    queue_name = "pvprotection"
 
-    def __repr__(self) -> str:
-        return "<PVProtectionController>"
-
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Protect PVs until cancelled (started once the cache has synced)."""
-        await self.controller.run(task_status=task_status)
+    def watch_informers(self, factory: SharedInformerFactory) -> None:
+        volumes = factory.informer_for(PersistentVolume)
+        # kube's handlers: adds and updates of a PV that needs attention; deletions nothing
+        attention = EnqueueOn(_key, add=True, update=True)
+        self._volumes = self.watch(volumes, attention, kind="PersistentVolume")
 
     async def reconcile(self, request: ObjectKey) -> Result:
         """Add or remove PV ``request.name``'s finalizer.
@@ -106,20 +71,3 @@ class PVProtectionController:
         except NotFound:
             pass
         return Result()
-
-
-class _AddedOrUpdated:
-    """kube's handlers: adds and updates of a PV that needs attention; deletions nothing."""
-
-    def create_keys(
-        self, obj: PersistentVolume, *, is_in_initial_list: bool
-    ) -> Iterable[ObjectKey]:
-        return _key(obj)
-
-    def update_keys(self, old: PersistentVolume, new: PersistentVolume) -> Iterable[ObjectKey]:
-        return _key(new)
-
-    def delete_keys(
-        self, obj: PersistentVolume, *, final_state_unknown: bool
-    ) -> Iterable[ObjectKey]:
-        return ()

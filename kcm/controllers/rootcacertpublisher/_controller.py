@@ -11,24 +11,24 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import final
+from typing import Unpack, final
 
-import anyio
 import msgspec
-from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.controllerkit import is_namespace_terminating
+from kcm.controllerkit import (
+    EnqueueOn,
+    QueueController,
+    QueueControllerOptions,
+    is_namespace_terminating,
+    namespace_keys,
+)
 from kcm.errors import NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey
 from kcm.models.core_v1 import ConfigMap, Namespace
 from kcm.models.meta_v1 import ObjectMeta
-from kcm.record import EventRecorder
-from kcm.runtime import Controller, Result
-from kcm.workqueue import default_controller_rate_limiter
+from kcm.runtime import Result
 
 __all__ = [
     "DESCRIPTION",
@@ -66,34 +66,18 @@ class _NamespaceEvents:
         return ()
 
 
-class _ConfigMapEvents:
-    """An updated or deleted ``kube-root-ca.crt`` syncs its namespace (the informer only
-    holds ConfigMaps of that name)."""
-
-    def create_keys(self, obj: ConfigMap, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return ()
-
-    def update_keys(self, old: ConfigMap, new: ConfigMap) -> Iterable[ObjectKey]:
-        return (ObjectKey("", new.metadata.namespace or ""),)
-
-    def delete_keys(self, obj: ConfigMap, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        return (ObjectKey("", obj.metadata.namespace or ""),)
-
-
 @final
-class RootCACertPublisher:
+class RootCACertPublisher(QueueController):
     """Keeps ``kube-root-ca.crt`` (``ca.crt: <root_ca>``) in every namespace.
 
     Args:
         client: the API client ConfigMaps are written with.
         factory: where the Namespace and ConfigMap informers come from (the ConfigMap
             informer is field-selected to ``kube-root-ca.crt``).
-        recorder: unused (kube's publisher emits no events); the common signature.
         root_ca: the PEM bundle to publish (``b""`` publishes an empty ``ca.crt``, as kube
             does when it has no CA; see :func:`kcm.controllerkit.root_ca`).
-        clock: the queue's backoff clock.
-        workers: concurrent syncs (kube runs 1).
-        registry: a Prometheus registry for the controller and queue metrics.
+        options: :class:`~kcm.controllerkit.QueueControllerOptions` (the recorder is unused:
+            kube's publisher emits no events; kube runs 1 worker).
 
     Guarantees:
         * An edited ``ca.crt`` (or other data, or a removed description) is put back, a
@@ -101,42 +85,31 @@ class RootCACertPublisher:
         * A create refused because the namespace is gone or terminating is not retried.
     """
 
+    queue_name = "root_ca_cert_publisher"
+
     def __init__(
         self,
         client: ApiClient,
         factory: SharedInformerFactory,
         *,
         root_ca: bytes,
-        recorder: EventRecorder | None = None,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = 1,
-        registry: CollectorRegistry | None = None,
+        **options: Unpack[QueueControllerOptions],
     ) -> None:
-        self._client = client
         self.root_ca = root_ca
         self._data = {_KEY: root_ca.decode()}
-        ns_informer = factory.informer_for(Namespace)
-        cm_informer = factory.informer_for(
-            ConfigMap, field_selector=f"metadata.name={ROOT_CA_CONFIG_MAP}"
-        )
-        self._config_maps = cm_informer.lister()
-        self.controller: Controller[ObjectKey] = Controller(
-            "root_ca_cert_publisher",
-            self,
-            max_concurrent_reconciles=workers,
-            rate_limiter=default_controller_rate_limiter(clock=clock),
-            clock=clock,
-            metrics=registry,
-        )
-        self.controller.watch(ns_informer, _NamespaceEvents(), kind="Namespace")
-        self.controller.watch(cm_informer, _ConfigMapEvents(), kind="ConfigMap")
+        super().__init__(client, factory, **options)
+
+    def watch_informers(self, factory: SharedInformerFactory) -> None:
+        self.watch(factory.informer_for(Namespace), _NamespaceEvents(), kind="Namespace")
+        own = f"metadata.name={ROOT_CA_CONFIG_MAP}"
+        config_maps = factory.informer_for(ConfigMap, field_selector=own)
+        # an updated or deleted kube-root-ca.crt (the only ConfigMaps the informer holds)
+        # syncs its namespace
+        repaired = EnqueueOn(namespace_keys, update=True, delete=True)
+        self._config_maps = self.watch(config_maps, repaired, kind="ConfigMap")
 
     def __repr__(self) -> str:
         return f"<RootCACertPublisher ca={len(self.root_ca)} bytes>"
-
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Sync namespaces until cancelled (started once both caches have synced)."""
-        await self.controller.run(task_status=task_status)
 
     async def reconcile(self, request: ObjectKey) -> Result:
         """Create or repair ``kube-root-ca.crt`` in namespace ``request.name``.

@@ -5,6 +5,7 @@ condition. The controller managers' ``route``. See docs/controllers.md#route.
 from __future__ import annotations
 
 from kcm.cloudprovider import CloudProvider
+from kcm.controllerkit import cloud_support_refusal
 from kcm.controllers import CONTROLLERS, ControllerDisabled, add_controller
 from kcm.runtime import Manager
 
@@ -46,19 +47,17 @@ def add_to_manager(
     """
     from kcm.errors import ConfigError
 
-    if cloud is None:
-        raise ControllerDisabled("no cloud provider (--cloud-provider)")
+    refusal = cloud_support_refusal(cloud, "routes")
+    if cloud is None:  # before the flags, which only matter with a cloud
+        raise ControllerDisabled(refusal)
     if not allocate_node_cidrs or not configure_cloud_routes:
         raise ControllerDisabled(
             f"will not configure cloud provider routes for allocate-node-cidrs: "
             f"{str(allocate_node_cidrs).lower()}, configure-cloud-routes: "
             f"{str(configure_cloud_routes).lower()}"
         )
-    if cloud.routes() is None:
-        raise ControllerDisabled(
-            f"configure-cloud-routes is set, but the cloud provider {cloud.provider_name!r} "
-            "does not support routes"
-        )
+    if refusal is not None:
+        raise ControllerDisabled(f"configure-cloud-routes is set, but {refusal}")
     try:
         parse_cluster_cidrs(cluster_cidr)
     except ValueError as exc:

@@ -26,6 +26,7 @@ from prometheus_client import CollectorRegistry
 from kcm.client import ApiClient, PatchType
 from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.cloudprovider import CloudProvider, Route, Routes
+from kcm.controllerkit import cloud_support_refusal, run_every
 from kcm.informers import SharedInformerFactory
 from kcm.models import format_time
 from kcm.models.core_v1 import Node, ObjectReference
@@ -113,7 +114,7 @@ class RouteController:
     ) -> None:
         routes = cloud.routes()
         if routes is None:
-            raise ValueError(f"the cloud provider {cloud.provider_name!r} does not support routes")
+            raise ValueError(cloud_support_refusal(cloud, "routes"))
         self._routes: Routes = routes
         self._cluster_cidrs = parse_cluster_cidrs(cluster_cidr)
         self._client = client
@@ -132,14 +133,13 @@ class RouteController:
         """Wait for the node cache, then reconcile every period (the first at once)."""
         await self._informer.wait_for_sync()
         task_status.started()
-        deadline = self._clock.monotonic()
-        while True:
-            try:
-                await self.reconcile()
-            except Exception as exc:
-                logger.error("route: couldn't reconcile node routes: %s", exc)
-            deadline = max(deadline + self._period, self._clock.monotonic())
-            await self._clock.sleep_until(deadline)
+        await run_every(
+            self._clock,
+            self._period,
+            self.reconcile,
+            sliding=False,
+            on_failure=lambda exc: logger.error("route: couldn't reconcile node routes: %s", exc),
+        )
 
     def _responsible_for(self, route: Route) -> bool:
         try:

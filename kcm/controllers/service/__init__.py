@@ -5,6 +5,7 @@ Service. The cloud controller manager's ``service``. See docs/controllers.md#ser
 from __future__ import annotations
 
 from kcm.cloudprovider import CloudProvider
+from kcm.controllerkit import cloud_support_refusal
 from kcm.controllers import CONTROLLERS, ControllerDisabled, add_controller
 from kcm.runtime import Manager
 
@@ -35,12 +36,8 @@ def add_to_manager(
     Raises:
         ControllerDisabled: no cloud provider, or one without load balancers.
     """
-    if cloud is None:
-        raise ControllerDisabled("no cloud provider (--cloud-provider)")
-    if cloud.load_balancer() is None:
-        raise ControllerDisabled(
-            f"the cloud provider {cloud.provider_name!r} does not support external load balancers"
-        )
+    if (refusal := cloud_support_refusal(cloud, "load balancers")) is not None:
+        raise ControllerDisabled(refusal)
     add_controller(
         manager, NAME, ServiceController, workers=workers, cloud=cloud, cluster_name=cluster_name
     )

@@ -28,7 +28,7 @@ from prometheus_client import CollectorRegistry
 from kcm.client import ApiClient, PatchType
 from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.cloudprovider import LOAD_BALANCER_CLEANUP_FINALIZER, CloudProvider, LoadBalancer
-from kcm.controllerkit import log_failed_pass
+from kcm.controllerkit import cloud_support_refusal, log_failed_pass
 from kcm.errors import ImplementedElsewhere, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, to_dict
@@ -140,10 +140,7 @@ class ServiceController:
     ) -> None:
         balancer = cloud.load_balancer()
         if balancer is None:
-            raise ValueError(
-                f"the cloud provider {cloud.provider_name!r} does not support external "
-                "load balancers"
-            )
+            raise ValueError(cloud_support_refusal(cloud, "load balancers"))
         self._client = client
         self._balancer: LoadBalancer = balancer
         self._cloud = cloud

@@ -10,23 +10,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from typing import final
-
-import anyio
-from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
+from typing import Unpack, final
 
 from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.controllerkit import is_namespace_terminating
+from kcm.controllerkit import (
+    EnqueueOn,
+    QueueController,
+    QueueControllerOptions,
+    is_namespace_terminating,
+    namespace_keys,
+)
 from kcm.errors import AlreadyExists
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey
 from kcm.models.core_v1 import Namespace, ServiceAccount
 from kcm.models.meta_v1 import ObjectMeta
-from kcm.record import EventRecorder
-from kcm.runtime import Controller, Result
-from kcm.workqueue import default_controller_rate_limiter
+from kcm.runtime import Result
 
 __all__ = ["DEFAULT_SERVICE_ACCOUNTS", "ServiceAccountsController"]
 
@@ -36,44 +35,20 @@ DEFAULT_SERVICE_ACCOUNTS = ("default",)
 """What every namespace gets (kube's ``DefaultServiceAccountsControllerOptions``)."""
 
 
-class _NamespaceEvents:
-    """Namespace adds and updates (resyncs included) sync that namespace."""
-
-    def create_keys(self, obj: Namespace, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return (ObjectKey("", obj.metadata.name or ""),)
-
-    def update_keys(self, old: Namespace, new: Namespace) -> Iterable[ObjectKey]:
-        return (ObjectKey("", new.metadata.name or ""),)
-
-    def delete_keys(self, obj: Namespace, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        return ()
-
-
-class _ServiceAccountEvents:
-    """A deleted ServiceAccount syncs its namespace (so ``default`` comes back)."""
-
-    def create_keys(self, obj: ServiceAccount, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return ()
-
-    def update_keys(self, old: ServiceAccount, new: ServiceAccount) -> Iterable[ObjectKey]:
-        return ()
-
-    def delete_keys(self, obj: ServiceAccount, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        return (ObjectKey("", obj.metadata.namespace or ""),)
+def _namespace(ns: Namespace) -> Iterable[ObjectKey]:
+    return (ObjectKey("", ns.metadata.name or ""),)
 
 
 @final
-class ServiceAccountsController:
+class ServiceAccountsController(QueueController):
     """Makes sure every active namespace has its ServiceAccounts (kube: ``default``).
 
     Args:
         client: the API client ServiceAccounts are created with.
         factory: where the Namespace and ServiceAccount informers come from.
-        recorder: unused (kube's controller emits no events); the common signature.
-        clock: the queue's backoff clock.
-        workers: concurrent syncs (kube runs 1 and has no flag for it).
-        registry: a Prometheus registry for the controller and queue metrics.
         service_accounts: the names every namespace gets.
+        options: :class:`~kcm.controllerkit.QueueControllerOptions` (the recorder is unused:
+            kube's controller emits no events; kube runs 1 worker and has no flag for it).
 
     Guarantees:
         * Nothing is created in a namespace whose phase is not ``Active`` (terminating, or
@@ -82,40 +57,31 @@ class ServiceAccountsController:
         * A deleted ServiceAccount of the list is created again.
     """
 
+    queue_name = "serviceaccount"
+
     def __init__(
         self,
         client: ApiClient,
         factory: SharedInformerFactory,
         *,
-        recorder: EventRecorder | None = None,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = 1,
-        registry: CollectorRegistry | None = None,
         service_accounts: Sequence[str] = DEFAULT_SERVICE_ACCOUNTS,
+        **options: Unpack[QueueControllerOptions],
     ) -> None:
-        self._client = client
         self.service_accounts = tuple(service_accounts)
-        ns_informer = factory.informer_for(Namespace)
-        sa_informer = factory.informer_for(ServiceAccount)
-        self._namespaces = ns_informer.lister()
-        self._accounts = sa_informer.lister()
-        self.controller: Controller[ObjectKey] = Controller(
-            "serviceaccount",
-            self,
-            max_concurrent_reconciles=workers,
-            rate_limiter=default_controller_rate_limiter(clock=clock),
-            clock=clock,
-            metrics=registry,
-        )
-        self.controller.watch(ns_informer, _NamespaceEvents(), kind="Namespace")
-        self.controller.watch(sa_informer, _ServiceAccountEvents(), kind="ServiceAccount")
+        super().__init__(client, factory, **options)
+
+    def watch_informers(self, factory: SharedInformerFactory) -> None:
+        namespaces = factory.informer_for(Namespace)
+        accounts = factory.informer_for(ServiceAccount)
+        # namespace adds and updates (resyncs included) sync that namespace; a deleted
+        # ServiceAccount syncs its namespace (so ``default`` comes back)
+        synced = EnqueueOn(_namespace, add=True, update=True)
+        self._namespaces = self.watch(namespaces, synced, kind="Namespace")
+        deleted = EnqueueOn(namespace_keys, delete=True)
+        self._accounts = self.watch(accounts, deleted, kind="ServiceAccount")
 
     def __repr__(self) -> str:
         return f"<ServiceAccountsController accounts={list(self.service_accounts)}>"
-
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Sync namespaces until cancelled (started once both caches have synced)."""
-        await self.controller.run(task_status=task_status)
 
     async def reconcile(self, request: ObjectKey) -> Result:
         """Create the missing ServiceAccounts of namespace ``request.name``.

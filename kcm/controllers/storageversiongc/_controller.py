@@ -14,19 +14,12 @@ import logging
 from collections.abc import Iterable
 from typing import Any, final
 
-import anyio
-from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
-
-from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import EnqueueOn, QueueController
 from kcm.errors import NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import Lease, ObjectKey
 from kcm.models.internal_v1alpha1 import StorageVersion
-from kcm.record import EventRecorder
-from kcm.runtime import Controller, Result
-from kcm.workqueue import default_controller_rate_limiter
+from kcm.runtime import Result
 
 from ._versions import live_entries, with_entries
 
@@ -45,54 +38,43 @@ def _is_identity(lease: Lease | None) -> bool:
 
 
 @final
-class StorageVersionGC:
+class StorageVersionGC(QueueController):
     """Removes the StorageVersion entries of API servers without an identity Lease.
 
-    Args:
-        client: the API client.
-        factory: Leases and StorageVersions.
-        recorder: unused (kube's controller only logs); the common signature.
-        clock: the queue's backoff and the condition times.
-        workers: concurrent syncs (kube runs one per queue).
-        registry: a Prometheus registry for the controller and queue metrics.
+    Leases and StorageVersions are watched, and read live when synced; the clock also stamps
+    the conditions. kube's controller only logs and runs one worker per queue.
     """
 
-    def __init__(
-        self,
-        client: ApiClient,
-        factory: SharedInformerFactory,
-        *,
-        recorder: EventRecorder | None = None,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = 1,
-        registry: CollectorRegistry | None = None,
-    ) -> None:
-        self._client = client
-        self._clock = clock
-        leases = factory.informer_for(Lease)
-        versions = factory.informer_for(StorageVersion)
-        self._leases = leases.lister()
-        self._versions = versions.lister()
-        self.controller: Controller[ObjectKey] = Controller(
-            "storage_version_garbage_collector",
-            self,
-            max_concurrent_reconciles=workers,
-            rate_limiter=default_controller_rate_limiter(clock=clock),
-            clock=clock,
-            metrics=registry,
-        )
-        self.controller.watch(versions, _VersionEvents(self._live))
-        self.controller.watch(leases, _LeaseEvents(self._versions.list))
+    queue_name = "storage_version_garbage_collector"
 
-    def __repr__(self) -> str:
-        return "<StorageVersionGC>"
+    def watch_informers(self, factory: SharedInformerFactory) -> None:
+        leases = factory.informer_for(Lease)
+        self._leases = leases.lister()
+        versions = factory.informer_for(StorageVersion)
+        self._versions = self.watch(versions, EnqueueOn(self._if_stale, add=True, update=True))
+        self.watch(leases, EnqueueOn(self._versions_of_gone_server, delete=True))
 
     def _live(self, server: str) -> bool:
         return _is_identity(self._leases.get_or_none("kube-system", server))
 
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Collect until cancelled."""
-        await self.controller.run(task_status=task_status)
+    def _if_stale(self, version: StorageVersion) -> Iterable[ObjectKey]:
+        """A StorageVersion added or updated with an entry of a server that is not alive."""
+        stale = live_entries(version, self._live) is not None
+        return (ObjectKey("", version.metadata.name or ""),) if stale else ()
+
+    def _versions_of_gone_server(self, lease: Lease) -> Iterable[ObjectKey]:
+        """An identity Lease deleted: every StorageVersion with an entry of that server."""
+        if lease.metadata.namespace != "kube-system" or not _is_identity(lease):
+            return ()
+        server = lease.metadata.name
+        return [
+            ObjectKey("", v.metadata.name or "")
+            for v in self._versions.list()
+            if any(
+                e.api_server_id == server
+                for e in (v.status.storage_versions if v.status else None) or ()
+            )
+        ]
 
     async def reconcile(self, request: ObjectKey) -> Result:
         """Drop StorageVersion ``request.name``'s entries of servers that are gone.
@@ -127,49 +109,3 @@ class StorageVersionGC:
         except NotFound:
             pass
         return Result()
-
-
-class _VersionEvents:
-    """A StorageVersion added or updated with an entry of a server that is not alive."""
-
-    def __init__(self, live: Any) -> None:
-        self._live = live
-
-    def _keys(self, version: StorageVersion) -> Iterable[ObjectKey]:
-        stale = live_entries(version, self._live) is not None
-        return (ObjectKey("", version.metadata.name or ""),) if stale else ()
-
-    def create_keys(self, obj: StorageVersion, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return self._keys(obj)
-
-    def update_keys(self, old: StorageVersion, new: StorageVersion) -> Iterable[ObjectKey]:
-        return self._keys(new)
-
-    def delete_keys(self, obj: StorageVersion, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        return ()
-
-
-class _LeaseEvents:
-    """An identity Lease deleted: every StorageVersion with an entry of that server."""
-
-    def __init__(self, versions: Any) -> None:
-        self._versions = versions
-
-    def create_keys(self, obj: Lease, *, is_in_initial_list: bool) -> Iterable[ObjectKey]:
-        return ()
-
-    def update_keys(self, old: Lease, new: Lease) -> Iterable[ObjectKey]:
-        return ()
-
-    def delete_keys(self, obj: Lease, *, final_state_unknown: bool) -> Iterable[ObjectKey]:
-        if obj.metadata.namespace != "kube-system" or not _is_identity(obj):
-            return ()
-        server = obj.metadata.name
-        return [
-            ObjectKey("", v.metadata.name or "")
-            for v in self._versions()
-            if any(
-                e.api_server_id == server
-                for e in (v.status.storage_versions if v.status else None) or ()
-            )
-        ]

@@ -17,7 +17,9 @@ from ..scenario import (
     PatchNode,
     Scenario,
     Settle,
+    Step,
 )
+from ._objects import claim, pod_with_claim
 
 MANAGED = {
     "metadata": {"annotations": {"volumes.kubernetes.io/controller-managed-attach-detach": "true"}}
@@ -41,31 +43,29 @@ def volume(name: str, driver: str = DRIVER) -> dict[str, Any]:
     }
 
 
-def claim(name: str, volume_name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {"name": name},
-        "spec": {
-            "accessModes": ["ReadWriteOnce"],
-            "storageClassName": "",
-            "volumeName": volume_name,
-            "resources": {"requests": {"storage": "1Gi"}},
-        },
-    }
+def managed_node(name: str) -> tuple[Step, ...]:
+    """A node whose kubelet leaves attach and detach to the controller."""
+    return (CreateNode(name), PatchNode(name, MANAGED))
 
 
-def pod(name: str, claim_name: str, node: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name},
-        "spec": {
-            "nodeName": node,
-            "containers": [{"name": "main", "image": "busybox"}],
-            "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": claim_name}}],
-        },
-    }
+def bound_claim(claim_name: str, volume_name: str) -> tuple[Step, ...]:
+    """A CSI PV of :data:`DRIVER` and a claim bound to it."""
+    return (
+        Create(volume(volume_name)),
+        Create(claim(claim_name, volume_name)),
+        BindVolume(claim_name, volume_name),
+    )
+
+
+def pod_using_volume(pod: str, claim_name: str, volume_name: str, node: str) -> tuple[Step, ...]:
+    """A managed node, a bound claim, then a pod using it on that node (settled after each)."""
+    return (
+        *managed_node(node),
+        *bound_claim(claim_name, volume_name),
+        Settle(),
+        Create(pod_with_claim(pod, claim_name, node)),
+        Settle(),
+    )
 
 
 NODE = "attachdetach-node"
@@ -74,30 +74,23 @@ SKIP_NODE = "attachdetach-skip-node"
 ATTACHED_NODE = "attachdetach-attached-node"
 MULTI_1 = "attachdetach-multi-1"
 MULTI_2 = "attachdetach-multi-2"
+KINDS = ("volumeattachments", "pods", "events")
 
 SCENARIOS = [
     Scenario(
         "attachdetach/attached-while-a-pod-uses-it",
         (
-            CreateNode(NODE),
-            PatchNode(NODE, MANAGED),
-            Create(volume("df-attachdetach-pv")),
-            Create(claim("data", "df-attachdetach-pv")),
-            BindVolume("data", "df-attachdetach-pv"),
-            Settle(),
-            Create(pod("user", "data", NODE)),
-            Settle(),
+            *pod_using_volume("user", "data", "df-attachdetach-pv", NODE),
             Delete("pods", "user", grace_period_seconds=0),
             Settle(),
         ),
-        kinds=("volumeattachments", "pods", "events"),
+        kinds=KINDS,
         doc="csi-<sha256> with the driver as attacher, the node and the PV; gone with the pod.",
     ),
     Scenario(
         "attachdetach/no-attachment-without-attach-or-management",
         (
-            CreateNode(SKIP_NODE),
-            PatchNode(SKIP_NODE, MANAGED),
+            *managed_node(SKIP_NODE),
             CreateNode(OTHER),
             Create(
                 {
@@ -114,43 +107,32 @@ SCENARIOS = [
             BindVolume("skipped", "df-attachdetach-noattach-pv"),
             BindVolume("elsewhere", "df-attachdetach-unmanaged-pv"),
             Settle(),
-            Create(pod("no-attach", "skipped", SKIP_NODE)),
-            Create(pod("unmanaged", "elsewhere", OTHER)),
+            Create(pod_with_claim("no-attach", "skipped", SKIP_NODE)),
+            Create(pod_with_claim("unmanaged", "elsewhere", OTHER)),
             Settle(),
         ),
-        kinds=("volumeattachments", "pods", "events"),
+        kinds=KINDS,
         doc="attachRequired: false and a node without the annotation: no VolumeAttachment.",
     ),
     Scenario(
         "attachdetach/multi-attach-waits-for-the-other-node",
         (
-            CreateNode(MULTI_1),
-            PatchNode(MULTI_1, MANAGED),
-            CreateNode(MULTI_2),
-            PatchNode(MULTI_2, MANAGED),
-            Create(volume("df-attachdetach-multi-pv")),
-            Create(claim("shared", "df-attachdetach-multi-pv")),
-            BindVolume("shared", "df-attachdetach-multi-pv"),
+            *managed_node(MULTI_1),
+            *managed_node(MULTI_2),
+            *bound_claim("shared", "df-attachdetach-multi-pv"),
             Settle(),
-            Create(pod("first", "shared", MULTI_1)),
+            Create(pod_with_claim("first", "shared", MULTI_1)),
             Settle(),
-            Create(pod("second", "shared", MULTI_2)),
+            Create(pod_with_claim("second", "shared", MULTI_2)),
             Settle(),
         ),
-        kinds=("volumeattachments", "pods", "events"),
+        kinds=KINDS,
         doc="A ReadWriteOnce volume attaching to one node: the pod on the other is told why.",
     ),
     Scenario(
         "attachdetach/attached-then-detached-at-once",
         (
-            CreateNode(ATTACHED_NODE),
-            PatchNode(ATTACHED_NODE, MANAGED),
-            Create(volume("df-attachdetach-attached-pv")),
-            Create(claim("data", "df-attachdetach-attached-pv")),
-            BindVolume("data", "df-attachdetach-attached-pv"),
-            Settle(),
-            Create(pod("user", "data", ATTACHED_NODE)),
-            Settle(),
+            *pod_using_volume("user", "data", "df-attachdetach-attached-pv", ATTACHED_NODE),
             Patch(
                 "volumeattachments",
                 volume_attachment_name("handle-df-attachdetach-attached-pv", DRIVER, ATTACHED_NODE),
@@ -161,7 +143,7 @@ SCENARIOS = [
             Delete("pods", "user", grace_period_seconds=0),
             Settle(),
         ),
-        kinds=("volumeattachments", "pods", "events"),
+        kinds=KINDS,
         doc="Attached (as an external attacher says): SuccessfulAttachVolume; the pod's deletion "
         "then detaches at once (no kubelet reports the volume in use).",
     ),

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ..scenario import Create, Kubelet, Patch, Scenario, Settle
+from ..scenario import Create, Patch, Scenario, Settle
 from ._objects import deployment
+from ._steps import made_ready
 
 IMAGE_1 = {
     "spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]}}}
@@ -18,8 +19,7 @@ SCENARIOS = [
         (
             Create(deployment("web", 3)),
             Settle(),
-            Kubelet("app=web"),
-            Settle(),
+            *made_ready("web"),
         ),
         doc="3 replicas: one ReplicaSet, 3 pods; Ready pods make the Deployment Available",
     ),
@@ -28,14 +28,10 @@ SCENARIOS = [
         (
             Create(deployment("web", 2)),
             Settle(),
-            Kubelet("app=web"),
-            Settle(),
+            *made_ready("web"),
             Patch("deployments", "web", IMAGE_2),
             Settle(),
-            Kubelet("app=web"),
-            Settle(),
-            Kubelet("app=web"),
-            Settle(),
+            *made_ready("web", 2),
         ),
         doc="an image change rolls out step by step as new pods become ready",
     ),
@@ -44,12 +40,10 @@ SCENARIOS = [
         (
             Create(deployment("web", 1)),
             Settle(),
-            Kubelet("app=web"),
-            Settle(),
+            *made_ready("web"),
             Patch("deployments", "web", {"spec": {"replicas": 4}}),
             Settle(),
-            Kubelet("app=web"),
-            Settle(),
+            *made_ready("web"),
             Patch("deployments", "web", {"spec": {"replicas": 2}}),
             Settle(),
         ),
@@ -59,8 +53,7 @@ SCENARIOS = [
         (
             Create(deployment("web", 2, strategy={"type": "Recreate"})),
             Settle(),
-            Kubelet("app=web"),
-            Settle(),
+            *made_ready("web"),
             Patch("deployments", "web", IMAGE_2),
             Settle(),
         ),
@@ -71,12 +64,10 @@ SCENARIOS = [
         (
             Create(deployment("web", 2)),
             Settle(),
-            Kubelet("app=web"),
-            Settle(),
+            *made_ready("web"),
             Patch("deployments", "web", IMAGE_2),
             Settle(),
-            Kubelet("app=web"),
-            Settle(),
+            *made_ready("web"),
             Patch("deployments", "web", IMAGE_1),
             Settle(),
         ),

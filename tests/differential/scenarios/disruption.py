@@ -10,6 +10,7 @@ from typing import Any
 
 from ..scenario import Create, Kubelet, Patch, Scenario, Settle
 from ._objects import bare_pod, deployment, pod_template, replicaset
+from ._steps import made_ready
 
 KINDS = ("poddisruptionbudgets", "replicasets", "pods", "events")
 
@@ -47,7 +48,7 @@ def stateful_set(name: str, replicas: int) -> dict[str, Any]:
 
 
 def _ready_set(name: str, replicas: int) -> tuple[Create | Settle | Kubelet, ...]:
-    return (Create(replicaset(name, replicas)), Settle(), Kubelet(f"app={name}"), Settle())
+    return (Create(replicaset(name, replicas)), Settle(), *made_ready(name))
 
 
 SCENARIOS = [
@@ -100,8 +101,7 @@ SCENARIOS = [
         (
             Create(stateful_set("web", 4)),
             Settle(),
-            Kubelet("app=web"),
-            Settle(),
+            *made_ready("web"),
             Create(budget(minAvailable="50%")),
             Settle(),
         ),
@@ -116,8 +116,7 @@ SCENARIOS = [
             Settle(),
             Patch("replicasets", "web", {"spec": {"replicas": 4}}),
             Settle(),
-            Kubelet("app=web"),
-            Settle(),
+            *made_ready("web"),
         ),
         kinds=KINDS,
         doc="a budget follows its controller's scale: 2 -> 4 expected",
@@ -146,8 +145,7 @@ SCENARIOS = [
         (
             Create(bare_pod("a", "web")),
             Create(bare_pod("b", "web")),
-            Kubelet("app=web"),
-            Settle(),
+            *made_ready("web"),
             Create(budget("int", minAvailable=1)),
             Create(budget("pct", minAvailable="50%")),
             Create(budget("max", maxUnavailable=1)),
@@ -174,8 +172,7 @@ SCENARIOS = [
         (
             Create(bare_pod("a", "web")),
             Create(bare_pod("b", "web")),
-            Kubelet("app=web"),
-            Settle(),
+            *made_ready("web"),
             Create(budget(minAvailable=1)),
             Settle(),
             Patch(

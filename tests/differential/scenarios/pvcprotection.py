@@ -2,35 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..scenario import Create, CreateNode, Delete, Scenario, Settle
+from ._objects import claim, pod_with_claim
 
 NODE = "pvcprotection-node"
-
-
-def claim(name: str) -> dict[str, Any]:
-    """A claim no volume binds (no storage class: neither side provisions one)."""
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {"name": name},
-        "spec": {
-            "accessModes": ["ReadWriteOnce"],
-            "storageClassName": "",
-            "resources": {"requests": {"storage": "1Gi"}},
-        },
-    }
-
-
-def pod_with_claim(name: str, claim_name: str, node: str | None) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "containers": [{"name": "main", "image": "busybox"}],
-        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": claim_name}}],
-    }
-    if node:
-        spec["nodeName"] = node
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
 
 
 SCENARIOS = [

@@ -10,6 +10,7 @@ from kcm.models.apps_v1 import ControllerRevision
 
 from ..scenario import Create, Delete, Kubelet, Patch, Scenario, Settle, Until
 from ._objects import bare_pod, pod_template
+from ._steps import made_ready
 
 KINDS = ("statefulsets", "pods", "controllerrevisions", "events")
 WITH_CLAIMS = ("statefulsets", "pods", "persistentvolumeclaims", "controllerrevisions", "events")
@@ -64,11 +65,11 @@ def pod(name: str) -> str:
     return f"statefulset.kubernetes.io/pod-name={name}"
 
 
-def ready_in_order(app: str, count: int) -> tuple[Kubelet | Settle, ...]:
-    """OrderedReady comes up one pod at a time: make each Ready as it appears."""
-    steps: list[Kubelet | Settle] = []
-    for _ in range(count):
-        steps += [Kubelet(f"app={app}"), Settle()]
+def rolled_to(*tags: str) -> tuple[Patch | Kubelet | Settle, ...]:
+    """The one-pod set ``web`` rolled to each image in turn, its new pod made Ready each time."""
+    steps: list[Patch | Kubelet | Settle] = []
+    for tag in tags:
+        steps += [Patch("statefulsets", "web", image(tag)), Settle(), *made_ready("web")]
     return tuple(steps)
 
 
@@ -111,7 +112,7 @@ def _colliding_revision() -> dict[str, Any]:
 SCENARIOS = [
     Scenario(
         "statefulset/ordered-ready-create",
-        (Create(statefulset("web", 3)), Settle(), *ready_in_order("web", 3)),
+        (Create(statefulset("web", 3)), Settle(), *made_ready("web", 3)),
         kinds=KINDS,
         doc="OrderedReady: web-0, then web-1 once web-0 is Running and Ready, then web-2",
     ),
@@ -133,7 +134,7 @@ SCENARIOS = [
         (
             Create(statefulset("web", 2, volumeClaimTemplates=[claim_template("data")])),
             Settle(),
-            *ready_in_order("web", 2),
+            *made_ready("web", 2),
         ),
         kinds=WITH_CLAIMS,
         doc="a claim per pod, created first and left Pending (no provisioner): pods still come",
@@ -143,7 +144,7 @@ SCENARIOS = [
         (
             Create(statefulset("web", 3)),
             Settle(),
-            *ready_in_order("web", 3),
+            *made_ready("web", 3),
             Kubelet(pod("web-0"), ready=False),
             Settle(),
             Patch("statefulsets", "web", {"spec": {"replicas": 1}}),
@@ -159,7 +160,7 @@ SCENARIOS = [
         (
             Create(statefulset("web", 2, volumeClaimTemplates=[claim_template("data")])),
             Settle(),
-            *ready_in_order("web", 2),
+            *made_ready("web", 2),
             Delete("pods", "web-1"),
             Settle(),
         ),
@@ -171,7 +172,7 @@ SCENARIOS = [
         (
             Create(statefulset("web", 2)),
             Settle(),
-            *ready_in_order("web", 2),
+            *made_ready("web", 2),
             Kubelet(pod("web-1"), phase="Failed", exit_code=1),
             Settle(),
         ),
@@ -183,17 +184,13 @@ SCENARIOS = [
         (
             Create(statefulset("web", 3)),
             Settle(),
-            *ready_in_order("web", 3),
+            *made_ready("web", 3),
             Patch("statefulsets", "web", partitioned(image("nginx:1.26"), 2)),
             Settle(),
-            Kubelet("app=web"),
-            Settle(),
+            *made_ready("web"),
             Patch("statefulsets", "web", partitioned({"spec": {}}, 0)),
             Settle(),
-            Kubelet("app=web"),
-            Settle(),
-            Kubelet("app=web"),
-            Settle(),
+            *made_ready("web", 2),
         ),
         kinds=KINDS,
         doc="partition 2 replaces only web-2; partition 0 then web-1 and web-0, in that order",
@@ -203,13 +200,12 @@ SCENARIOS = [
         (
             Create(statefulset("web", 2, updateStrategy={"type": "OnDelete"})),
             Settle(),
-            *ready_in_order("web", 2),
+            *made_ready("web", 2),
             Patch("statefulsets", "web", image("nginx:1.26")),
             Settle(),
             Delete("pods", "web-0"),
             Settle(),
-            Kubelet("app=web"),
-            Settle(),
+            *made_ready("web"),
         ),
         kinds=KINDS,
         doc="OnDelete replaces nothing until a pod is deleted; it returns at the new revision",
@@ -234,7 +230,7 @@ SCENARIOS = [
             Create(bare_pod("web-extra", "web")),
             Create(statefulset("web", 2)),
             Settle(),
-            *ready_in_order("web", 3),
+            *made_ready("web", 3),
         ),
         kinds=KINDS,
         doc="an orphan named web-1 is adopted, labelled and replaced at the set's revision; "
@@ -245,16 +241,8 @@ SCENARIOS = [
         (
             Create(statefulset("web", 1, revisionHistoryLimit=1)),
             Settle(),
-            Kubelet("app=web"),
-            Settle(),
-            Patch("statefulsets", "web", image("nginx:1.26")),
-            Settle(),
-            Kubelet("app=web"),
-            Settle(),
-            Patch("statefulsets", "web", image("nginx:1.27")),
-            Settle(),
-            Kubelet("app=web"),
-            Settle(),
+            *made_ready("web", 1),
+            *rolled_to("nginx:1.26", "nginx:1.27"),
         ),
         kinds=KINDS,
         doc="three templates, history limit 1: the oldest revision is deleted",
@@ -264,16 +252,8 @@ SCENARIOS = [
         (
             Create(statefulset("web", 1)),
             Settle(),
-            Kubelet("app=web"),
-            Settle(),
-            Patch("statefulsets", "web", image("nginx:1.26")),
-            Settle(),
-            Kubelet("app=web"),
-            Settle(),
-            Patch("statefulsets", "web", image("nginx:1.25")),
-            Settle(),
-            Kubelet("app=web"),
-            Settle(),
+            *made_ready("web", 1),
+            *rolled_to("nginx:1.26", "nginx:1.25"),
         ),
         kinds=KINDS,
         doc="going back to the first template reuses its revision, renumbered 3",

@@ -13,8 +13,6 @@ import base64
 import logging
 import re
 import signal
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +27,7 @@ from kcm.cli._run import serve
 from kcm.client import ApiClient, load_kubeconfig_dict
 from kcm.models import ConfigMap, Endpoints, Lease, from_dict, model_for
 from kcm.testing import eventually
+from tests.helpers.fake_signals import FakeSignals
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -104,16 +103,6 @@ spec:
     metadata: {labels: {app: rc}}
     spec: {containers: [{name: c, image: nginx}]}
 """
-
-
-class FakeSignals:
-    def __init__(self) -> None:
-        self.send, self._receive = anyio.create_memory_object_stream[signal.Signals](1)
-
-    @contextmanager
-    def __call__(self) -> Iterator[AsyncIterator[signal.Signals]]:
-        with self._receive:
-            yield self._receive
 
 
 async def create_all(client: ApiClient, docs: list[dict[str, Any]]) -> None:

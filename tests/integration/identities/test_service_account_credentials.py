@@ -10,8 +10,6 @@ import io
 import logging
 import re
 import signal
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +37,7 @@ from kcm.models import (
     model_for,
 )
 from kcm.testing import eventually
+from tests.helpers.fake_signals import FakeSignals
 
 pytestmark = pytest.mark.anyio
 
@@ -46,16 +45,6 @@ SA = "system:serviceaccount:kube-system:"
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy" / "controller-manager"
 RBAC_DOCS = list(yaml.safe_load_all((DEPLOY / "rbac-controllers.yaml").read_text()))
 _AUDIT = re.compile(r"user=(\S+) verb=(\S+) uri=(\S+) code=(\d+)")
-
-
-class FakeSignals:
-    def __init__(self) -> None:
-        self.send, self._receive = anyio.create_memory_object_stream[signal.Signals](1)
-
-    @contextmanager
-    def __call__(self) -> Iterator[AsyncIterator[signal.Signals]]:
-        with self._receive:
-            yield self._receive
 
 
 def deployment() -> Deployment:

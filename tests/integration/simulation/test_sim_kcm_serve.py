@@ -6,8 +6,6 @@ from __future__ import annotations
 import io
 import signal
 import socket
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -23,6 +21,7 @@ from kcm.cli._run import DataDirLocked, _lock_data_dir, serve
 from kcm.client import ApiClient, load_kubeconfig
 from kcm.models import Container, Lease, LeaseSpec, Node, ObjectMeta, Pod, PodSpec
 from kcm.testing import client_config_for, eventually
+from tests.helpers.fake_signals import FakeSignals
 
 pytestmark = pytest.mark.anyio
 
@@ -42,18 +41,6 @@ def non_loopback_ip() -> str | None:
             return None
         ip = str(s.getsockname()[0])
     return None if ip.startswith("127.") or ip == "0.0.0.0" else ip
-
-
-class FakeSignals:
-    """A signal receiver a test can trigger (``kcm.runtime.run_until_signal``'s seam)."""
-
-    def __init__(self) -> None:
-        self.send, self._receive = anyio.create_memory_object_stream[signal.Signals](1)
-
-    @contextmanager
-    def __call__(self) -> Iterator[AsyncIterator[signal.Signals]]:
-        with self._receive:
-            yield self._receive
 
 
 async def test_embedded_kcm_serves_simulates_and_stops_cleanly(tmp_path: Path) -> None:

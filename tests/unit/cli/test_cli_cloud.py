@@ -96,3 +96,65 @@ def test_kcm_dispatches_the_cloud_controller_manager(capsys: pytest.CaptureFixtu
     assert out.startswith("usage: kcm cloud-controller-manager --cloud-provider=NAME")
     assert "--concurrent-service-syncs" in out
     assert "--concurrent-deployment-syncs" not in out
+
+
+def test_the_cloud_controller_manager_reads_the_flags_it_shares_with_kcm_alike() -> None:
+    from kcm.cli._ccm import CLOUD_CONTROLLERS, parse_ccm_args
+
+    argv = [
+        "--kubeconfig=/k",
+        "--master=https://m",
+        "--kube-api-qps=5",
+        "--kube-api-burst=7",
+        "--cloud-provider=local",
+        "--cloud-config=/c.yaml",
+        "--cluster-name=prod",
+        "--leader-elect=false",
+        "--leader-elect-lease-duration=30s",
+        "--leader-elect-resource-name=lock",
+        "--leader-elect-resource-namespace=ns",
+        "--bind-address=127.0.0.1",
+        "--secure-port=0",
+        "--v=3",
+        "--logging-format=json",
+        "--concurrent-service-syncs=3",
+        "--route-reconciliation-period=20s",
+    ]
+    kcm, ccm = parse_run_args(argv), parse_ccm_args(argv)
+    shared = [
+        "kubeconfig",
+        "master",
+        "kube_api_qps",
+        "kube_api_burst",
+        "cloud_provider",
+        "cloud_config",
+        "cluster_name",
+        "leader_elect",
+        "leader_election",
+        "resource_lock",
+        "resource_name",
+        "resource_namespace",
+        "bind_address",
+        "secure_port",
+        "serving",
+        "verbosity",
+        "logging_format",
+        "status_view",
+    ]
+    assert {f: getattr(ccm, f) for f in shared} == {f: getattr(kcm, f) for f in shared}
+    assert (ccm.cluster_name, ccm.resource_name, ccm.verbosity) == ("prod", "lock", 3)
+    assert ccm.workers == {n: (kcm.workers or {})[n] for n in CLOUD_CONTROLLERS}
+    assert ccm.controller_options == {
+        n: (kcm.controller_options or {})[n] for n in CLOUD_CONTROLLERS
+    }
+    assert (ccm.workers or {})["service"] == 3
+    assert (ccm.controller_options or {})["route"]["route_reconciliation_period"] == 20.0
+    assert ccm.simulate is False
+
+
+def test_a_repeated_controllers_flag_adds_to_the_earlier_ones() -> None:
+    from kcm.cli._ccm import parse_ccm_args
+
+    argv = ["--cloud-provider=local", "--controllers=route", "--controllers= service ,"]
+    assert sorted(parse_ccm_args(argv).controllers) == ["route", "service"]
+    assert parse_run_args(argv[1:]).controllers == ("route", "service")

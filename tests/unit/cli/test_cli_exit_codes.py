@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -20,6 +18,7 @@ from kcm.errors import GracefulShutdownTimeout
 from kcm.models import ObjectKey
 from kcm.runtime import Controller, Manager, Request, Result
 from kcm.testing import FakeClock, client_config_for
+from tests.helpers.fake_signals import FakeSignals
 
 
 def _run_with(
@@ -77,16 +76,6 @@ class _Blocked:
         return Result()
 
 
-class _Signals:
-    def __init__(self) -> None:
-        self.send, self.receive = anyio.create_memory_object_stream[signal.Signals](1)
-
-    @contextmanager
-    def __call__(self) -> Iterator[AsyncIterator[signal.Signals]]:
-        with self.receive:
-            yield self.receive
-
-
 @pytest.mark.anyio
 async def test_serving_raises_the_timeout_of_a_shutdown_after_sigterm(
     api_server: ApiServer,
@@ -95,7 +84,7 @@ async def test_serving_raises_the_timeout_of_a_shutdown_after_sigterm(
     cancels the stuck reconcile, and the error comes out alone (not in an exception group)."""
     clock = FakeClock()
     reconciler = _Blocked(clock)
-    signals = _Signals()
+    signals = FakeSignals()
     async with ApiClient(client_config_for(api_server)) as client:
         manager = Manager(client, clock=clock, graceful_shutdown_timeout=10)
         controller = Controller("c", reconciler, clock=clock, graceful_shutdown_timeout=60)

@@ -235,3 +235,20 @@ def test_feature_gates_in_the_config_file_take_a_mapping(tmp_path: Path) -> None
     config.write_text("feature-gates: {AllAlpha: true, CSIMigration: false}\n")
     settings = parse_run_args([f"--config={config}"])
     assert settings.feature_gates == {"AllAlpha": True, "CSIMigration": False}
+
+
+def test_duration_defaults_read_in_help_as_kube_controller_manager_prints_them() -> None:
+    """``--help`` shows a duration's default as Go's ``time.Duration`` does (``5s``, ``1m0s``),
+    the same text as the real binary's help for every duration flag both have (pflag prints
+    no default for a zero value; kcm prints ``0s``)."""
+    go = {f["name"]: f["default"] or "0s" for f in KUBE_FLAGS if f["type"] == "duration"}
+    parser = build_run_parser()
+    compared = 0
+    for action in parser._actions:
+        names = [o[2:] for o in action.option_strings if o[2:] in go]
+        if not names or action.help is None or "(default " not in action.help:
+            continue
+        shown = action.help.rsplit("(default ", 1)[1].rstrip(")")
+        assert shown == go[names[0]], (names[0], shown, go[names[0]])
+        compared += 1
+    assert compared >= 10

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,27 +22,18 @@ from kcm.client import ApiClient, load_kubeconfig_dict
 from kcm.cloudprovider import TAINT_NODE_UNINITIALIZED, FakeCloud, _registry
 from kcm.errors import Forbidden, NotFound
 from kcm.models import from_dict, model_for
-from kcm.models.core_v1 import Node, Pod, Secret, Service, ServicePort, ServiceSpec, Taint
-from kcm.models.meta_v1 import ObjectMeta
+from kcm.models.core_v1 import Node, Pod, Secret, Service, Taint
 from kcm.testing import eventually
+from tests.helpers.fake_signals import FakeSignals
 
 from .cloud_harness import create_node, node
+from .lb_services import ingress_ips, lb_service
 
 pytestmark = pytest.mark.anyio
 
 MANIFEST = Path(__file__).resolve().parents[4] / "deploy" / "cloud-controller-manager" / "rbac.yaml"
 USER = "system:serviceaccount:kube-system:cloud-controller-manager"
 GROUPS = "system:serviceaccounts,system:serviceaccounts:kube-system"
-
-
-class FakeSignals:
-    def __init__(self) -> None:
-        self.send, self._receive = anyio.create_memory_object_stream[signal.Signals](1)
-
-    @contextmanager
-    def __call__(self) -> Iterator[AsyncIterator[signal.Signals]]:
-        with self._receive:
-            yield self._receive
 
 
 def as_user(server: ApiServer, token: str) -> Any:
@@ -98,17 +87,11 @@ async def run_ccm(
             tg.start_soon(lambda: serve(settings, environ={}, receiver=signals, status_view=False))
             await create_node(admin, node("n1", taints=[uninitialized]))
             await create_node(admin, node("gone", ready="False"))
-            await admin.api(Service, "default").create(
-                Service(
-                    metadata=ObjectMeta(name="web", namespace="default"),
-                    spec=ServiceSpec(type="LoadBalancer", ports=[ServicePort(port=80)]),
-                )
-            )
+            await admin.api(Service, "default").create(lb_service())
 
             async def done() -> bool:
                 n = await admin.api(Node).get("n1")
                 s = await admin.api(Service, "default").get("web")
-                lb = s.status.load_balancer if s.status else None
                 try:
                     await admin.api(Node).get("gone")
                 except NotFound:
@@ -119,8 +102,7 @@ async def run_ccm(
                 return bool(
                     n.spec
                     and not n.spec.taints
-                    and lb
-                    and lb.ingress
+                    and ingress_ips(s)
                     and gone
                     and any(e.reason == "EnsuredLoadBalancer" for e in events.items)
                 )

@@ -5,8 +5,7 @@ initialised and a LoadBalancer Service given its address; a clean stop on SIGTER
 from __future__ import annotations
 
 import signal
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -17,23 +16,14 @@ from kcm.cli._ccm import parse_ccm_args
 from kcm.cli._run import serve
 from kcm.cloudprovider import TAINT_NODE_UNINITIALIZED, FakeCloud, _registry
 from kcm.models import Lease
-from kcm.models.core_v1 import Node, Service, ServicePort, ServiceSpec, Taint
-from kcm.models.meta_v1 import ObjectMeta
+from kcm.models.core_v1 import Node, Service, Taint
 from kcm.testing import eventually
+from tests.helpers.fake_signals import FakeSignals
 
 from .cloud_harness import create_node, node
+from .lb_services import ingress_ips, lb_service
 
 pytestmark = pytest.mark.anyio
-
-
-class FakeSignals:
-    def __init__(self) -> None:
-        self.send, self._receive = anyio.create_memory_object_stream[signal.Signals](1)
-
-    @contextmanager
-    def __call__(self) -> Iterator[AsyncIterator[signal.Signals]]:
-        with self._receive:
-            yield self._receive
 
 
 @pytest.fixture
@@ -68,12 +58,7 @@ async def test_the_ccm_runs_the_cloud_controllers_on_the_named_provider(
         await create_node(
             client, node("n1", taints=[Taint(key=TAINT_NODE_UNINITIALIZED, effect="NoSchedule")])
         )
-        await client.api(Service, "default").create(
-            Service(
-                metadata=ObjectMeta(name="web", namespace="default"),
-                spec=ServiceSpec(type="LoadBalancer", ports=[ServicePort(port=80)]),
-            )
-        )
+        await client.api(Service, "default").create(lb_service())
 
         async def initialised() -> bool:
             n = await client.api(Node).get("n1")
@@ -81,8 +66,7 @@ async def test_the_ccm_runs_the_cloud_controllers_on_the_named_provider(
 
         async def balanced() -> bool:
             s = await client.api(Service, "default").get("web")
-            lb = s.status.load_balancer if s.status else None
-            return bool(lb and lb.ingress and lb.ingress[0].ip == "1.2.3.4")
+            return ingress_ips(s)[:1] == ["1.2.3.4"]
 
         await eventually(initialised)
         await eventually(balanced)

@@ -12,8 +12,7 @@ from __future__ import annotations
 import signal
 import sys
 import tomllib
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -25,11 +24,12 @@ from kcm.cli._run import serve
 from kcm.client import ApiClient
 from kcm.cloudprovider import ENTRY_POINT_GROUP, TAINT_NODE_UNINITIALIZED, cloud_provider_names
 from kcm.errors import ConfigError
-from kcm.models.core_v1 import Node, Service, ServicePort, ServiceSpec, Taint
-from kcm.models.meta_v1 import ObjectMeta
+from kcm.models.core_v1 import Node, Service, Taint
 from kcm.testing import client_config_for, eventually
+from tests.helpers.fake_signals import FakeSignals
 
 from .cloud_harness import create_node, node
+from .lb_services import ingress_ips, lb_service
 
 pytestmark = pytest.mark.anyio
 
@@ -54,16 +54,6 @@ def installed(tmp_path: Path) -> Iterator[None]:
         sys.path.remove(str(EXAMPLE))
         sys.path.remove(str(tmp_path))
         sys.modules.pop("kcm_provider_example", None)
-
-
-class FakeSignals:
-    def __init__(self) -> None:
-        self.send, self._receive = anyio.create_memory_object_stream[signal.Signals](1)
-
-    @contextmanager
-    def __call__(self) -> Iterator[AsyncIterator[signal.Signals]]:
-        with self._receive:
-            yield self._receive
 
 
 def test_the_example_declares_the_entry_point(installed: None) -> None:
@@ -98,12 +88,7 @@ async def test_the_ccm_runs_on_the_installed_example(
     async with ApiClient(client_config_for(api_server)) as client, anyio.create_task_group() as tg:
         tg.start_soon(run)
         await create_node(client, node("worker-2", taints=[uninitialized]))
-        await client.api(Service, "default").create(
-            Service(
-                metadata=ObjectMeta(name="web", namespace="default"),
-                spec=ServiceSpec(type="LoadBalancer", ports=[ServicePort(port=80)]),
-            )
-        )
+        await client.api(Service, "default").create(lb_service())
 
         async def initialised() -> bool:
             n = await client.api(Node).get("worker-2")
@@ -111,8 +96,7 @@ async def test_the_ccm_runs_on_the_installed_example(
 
         async def vip() -> str | None:
             s = await client.api(Service, "default").get("web")
-            lb = s.status.load_balancer if s.status else None
-            return lb.ingress[0].ip if lb and lb.ingress else None
+            return next(iter(ingress_ips(s)), None)
 
         await eventually(initialised)
         n = await client.api(Node).get("worker-2")

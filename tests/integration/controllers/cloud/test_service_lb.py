@@ -14,21 +14,13 @@ from kcm.cloudprovider import LOAD_BALANCER_CLEANUP_FINALIZER, FakeCloud
 from kcm.controllers.service import ServiceController
 from kcm.errors import ImplementedElsewhere, NotFound
 from kcm.informers import SharedInformerFactory
-from kcm.models.core_v1 import Node, Service, ServicePort, ServiceSpec, Taint
-from kcm.models.meta_v1 import ObjectMeta
+from kcm.models.core_v1 import Node, Service, Taint
 from kcm.testing import FakeClock, FakeRecorder
 
 from .cloud_harness import Env, create_node, node, running
+from .lb_services import ingress_ips, lb_service
 
 pytestmark = pytest.mark.anyio
-
-
-def lb_service(name: str = "web", **spec: Any) -> Service:
-    spec.setdefault("type", "LoadBalancer")
-    return Service(
-        metadata=ObjectMeta(name=name, namespace="default"),
-        spec=ServiceSpec(ports=[ServicePort(port=80, protocol="TCP")], **spec),
-    )
 
 
 TO_CLUSTER_IP = {
@@ -52,11 +44,6 @@ def make(cloud: FakeCloud, clock: FakeClock, recorder: FakeRecorder) -> Any:
 
 async def get(env: Env, name: str = "web") -> Service:
     return await env.client.api(Service, "default").get(name)
-
-
-def ingress_ips(service: Service) -> list[str | None]:
-    status = service.status.load_balancer if service.status else None
-    return [i.ip for i in (status.ingress if status else None) or ()]
 
 
 async def test_a_balancer_is_ensured_then_deleted_when_the_type_changes(

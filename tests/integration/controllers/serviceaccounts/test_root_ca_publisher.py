@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import msgspec
 import pytest
 
@@ -47,11 +49,10 @@ async def test_every_namespace_gets_the_config_map_back_when_deleted(
         client = env.client
         await client.api(Namespace).create(Namespace(metadata=ObjectMeta(name="team")))
 
-        async def there() -> bool:
-            return correct(await published(client, "team"))
+        there = partial(_published_in, client, "team")
 
         await eventually(there)
-        await eventually(lambda: _published_in(client, "default"))  # existing namespaces too
+        await eventually(partial(_published_in, client, "default"))  # existing namespaces too
         await client.api(ConfigMap, "team").delete(ROOT_CA_CONFIG_MAP)
         await eventually(there)
 
@@ -65,8 +66,7 @@ async def test_edits_are_put_back_and_other_metadata_kept(api_server: ApiServer)
         client = env.client
         api = client.api(ConfigMap, "default")
 
-        async def there() -> bool:
-            return correct(await published(client, "default"))
+        there = partial(_published_in, client, "default")
 
         await eventually(there)
         cm = await api.get(ROOT_CA_CONFIG_MAP)
@@ -91,8 +91,7 @@ async def test_a_terminating_namespace_is_not_given_one_again(api_server: ApiSer
         client = env.client
         await client.api(Namespace).create(Namespace(metadata=ObjectMeta(name="old")))
 
-        async def there() -> bool:
-            return correct(await published(client, "old"))
+        there = partial(_published_in, client, "old")
 
         await eventually(there)
         await client.api(Namespace).delete("old")  # Terminating: no namespace controller runs
