@@ -15,10 +15,11 @@ of one client never starve another's requests.
 
 from __future__ import annotations
 
-import asyncio
 import weakref
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING
+
+import anyio.lowlevel
 
 if TYPE_CHECKING:
     import aiohttp
@@ -44,9 +45,12 @@ class _Pool:
             connector._limit = 0 if 0 in self.limits else sum(self.limits)
 
 
-_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[PoolKey, _Pool]] = (
-    weakref.WeakKeyDictionary()
-)
+_pools: weakref.WeakKeyDictionary[object, dict[PoolKey, _Pool]] = weakref.WeakKeyDictionary()
+
+
+def _loop() -> object:
+    """The running event loop (aiohttp sessions belong to one)."""
+    return anyio.lowlevel.current_token().native_token
 
 
 def acquire(
@@ -54,7 +58,7 @@ def acquire(
 ) -> aiohttp.ClientSession:
     """The running loop's session for ``key`` (made with ``new_session`` by the first user),
     with ``limit`` more connections; pair every call with :func:`release`."""
-    pools = _pools.setdefault(asyncio.get_running_loop(), {})
+    pools = _pools.setdefault(_loop(), {})
     pool = pools.get(key)
     if pool is None or pool.session.closed:
         pool = pools[key] = _Pool(new_session())
@@ -65,7 +69,7 @@ def acquire(
 
 async def release(key: PoolKey, limit: int, session: aiohttp.ClientSession) -> None:
     """Give back what :func:`acquire` gave; the last user closes the session."""
-    pools = _pools.get(asyncio.get_running_loop(), {})
+    pools = _pools.get(_loop(), {})
     pool = pools.get(key)
     if pool is None or pool.session is not session:  # already closed and replaced
         if not session.closed:
@@ -81,4 +85,4 @@ async def release(key: PoolKey, limit: int, session: aiohttp.ClientSession) -> N
 
 def shared_sessions() -> int:
     """How many shared sessions are open on the running loop (for tests)."""
-    return len(_pools.get(asyncio.get_running_loop(), {}))
+    return len(_pools.get(_loop(), {}))
