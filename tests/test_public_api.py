@@ -51,6 +51,11 @@ PRIVATE_IMPORTS: dict[tuple[str, str], str] = {
     ("benchmarks/requests.py", "kcm.client._transport"): "compares the aiohttp and httpx "
     "transports, a choice ApiClient makes by itself (build_transport's backend)",
     **{
+        ("benchmarks/handler_delivery.py", f"kcm.informers._handlers{name}"): "times the "
+        "informer's per-handler delivery on its own, without a reflector"
+        for name in ("", "._UPDATE", "._Listener")
+    },
+    **{
         ("benchmarks/semantics.py", f"kcm.apiserver.{module}"): "times the embedded API "
         "server's patch, apply and validation functions on their own"
         for module in ("_apply", "_fields", "_patch", "_strategic", "_validation")
