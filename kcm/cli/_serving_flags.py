@@ -11,6 +11,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
+from ._kube_flags import kube_flag_parser
 from ._values import ip_address, port
 
 __all__ = [
@@ -85,15 +86,29 @@ _ACCEPTED_LOGGING = (
 
 
 def _accept(group: Any, flags: tuple[str, ...]) -> None:
+    """No-op flags, each parsed as its Go type (a bad value is a usage error, as in kube)."""
     for flag in flags:
+        go_type, parse = kube_flag_parser(flag)
+        what = "accepted as kube-controller-manager's; no effect in kcm"
+        if go_type == "bool":  # --flag or --flag=BOOL, as pflag
+            group.add_argument(
+                flag,
+                nargs="?",
+                const=True,
+                type=parse,
+                default=None,
+                metavar="BOOL",
+                dest=_accepted_dest(flag),
+                help=what,
+            )
+            continue
         group.add_argument(
             flag,
-            nargs="?",
-            const="true",
+            type=parse,
             default=None,
-            metavar="VALUE",
+            metavar=go_type.upper() if go_type.isalpha() else "VALUE",
             dest=_accepted_dest(flag),
-            help="accepted as kube-controller-manager's; no effect in kcm",
+            help=what,
         )
 
 

@@ -70,6 +70,31 @@ def test_accepted_flags_are_named_in_one_line(caplog: pytest.LogCaptureFixture) 
     assert caplog.records == []
 
 
+@pytest.mark.parametrize(
+    ("flag", "good", "bad"),
+    [
+        ("--log-flush-frequency", "5s", "soon"),
+        ("--http2-max-streams-per-connection", "100", "many"),
+        ("--permit-port-sharing", "false", "maybe"),
+        ("--authentication-token-webhook-cache-ttl", "10s", "ten"),
+    ],
+)
+def test_accepted_flags_take_only_values_of_their_go_type(
+    flag: str, good: str, bad: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A no-op serving or logging flag is parsed as kube-controller-manager's type: a value
+    kube would reject is a usage error, not silently accepted."""
+    assert flag in parse_run_args([f"{flag}={good}"]).serving.accepted
+    with pytest.raises(SystemExit) as exc:
+        parse_run_args([f"{flag}={bad}"])
+    assert exc.value.code == 2
+    assert flag in capsys.readouterr().err
+
+
+def test_a_bare_accepted_bool_flag_is_given() -> None:
+    assert parse_run_args(["--logtostderr"]).serving.accepted == ("--logtostderr",)
+
+
 @pytest.mark.anyio
 async def test_delegation_outside_a_pod_without_kubeconfigs_is_off_and_a_broken_pod_warns(
     caplog: pytest.LogCaptureFixture,
