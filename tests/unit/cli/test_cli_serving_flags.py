@@ -9,6 +9,7 @@ import pytest
 
 from kcm.cli._flags import parse_run_args
 from kcm.cli._secure_serving import log_accepted_flags
+from kcm.cli._serving_flags import RequestHeaderSettings
 
 KUBEADM = [
     "--authentication-kubeconfig=/etc/kubernetes/controller-manager.conf",
@@ -29,11 +30,35 @@ def test_a_kubeadm_manifests_serving_flags_parse() -> None:
     assert serving.authorization_kubeconfig == "/etc/kubernetes/controller-manager.conf"
     assert serving.always_allow_paths == ("/healthz", "/readyz", "/livez")
     assert (s.bind_address, s.secure_port, s.verbosity) == ("127.0.0.1", 10257, 2)
-    assert serving.accepted == (
-        "--client-ca-file",
-        "--requestheader-client-ca-file",
-        "--logtostderr",
+    assert serving.accepted == ("--logtostderr",)
+    assert serving.client_ca_file == "/etc/kubernetes/pki/ca.crt"
+    assert serving.requestheader == RequestHeaderSettings(
+        client_ca_file="/etc/kubernetes/pki/front-proxy-ca.crt",
+        username_headers=("x-remote-user",),
+        group_headers=("x-remote-group",),
+        extra_headers_prefixes=("x-remote-extra-",),
     )
+
+
+def test_requestheader_lists_replace_kubes_defaults_and_add_up() -> None:
+    """pflag's ``[]string``: a flag given replaces the default, repeats append, CSV quoting,
+    an empty value is no items; without the CA the other flags configure nothing (kube's)."""
+    s = parse_run_args(
+        [
+            "--requestheader-client-ca-file=/fp.crt",
+            "--requestheader-allowed-names=front-proxy-client,aggregator",
+            "--requestheader-allowed-names=other",
+            '--requestheader-username-headers=X-User,"X-Other,User"',
+            "--requestheader-group-headers=",
+        ]
+    )
+    assert s.serving.requestheader == RequestHeaderSettings(
+        client_ca_file="/fp.crt",
+        allowed_names=("front-proxy-client", "aggregator", "other"),
+        username_headers=("X-User", "X-Other,User"),
+        group_headers=(),
+    )
+    assert parse_run_args(["--requestheader-allowed-names=a"]).serving.requestheader is None
 
 
 def test_tls_files_and_allowed_paths() -> None:
