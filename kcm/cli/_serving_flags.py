@@ -181,8 +181,9 @@ def add_serving_flags(parser: argparse.ArgumentParser, *, default_port: int = 10
     srv.add_argument(
         "--authorization-kubeconfig",
         metavar="PATH",
-        help="kubeconfig SubjectAccessReviews go through (e.g. get /metrics); without "
-        "either kubeconfig (and outside a pod) the port is open",
+        help="kubeconfig SubjectAccessReviews go through (e.g. get /metrics); without it "
+        "(and outside a pod) /metrics is only for system:masters client certificates, as "
+        "kube's (embedded mode without delegation flags: open on loopback)",
     )
     srv.add_argument(
         "--authorization-always-allow-paths",
