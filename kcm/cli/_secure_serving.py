@@ -82,11 +82,11 @@ async def serving_options(
     """
     from kcm.runtime import ServingOptions, ask_for_client_certificates
 
+    auth = await _delegated_auth(serving, env, stack, embedded=embedded)
     context = _ssl_context(serving, host)
     ca_files = [f for f in (serving.client_ca_file, _front_proxy_ca(serving)) if f]
     if ca_files:
         ask_for_client_certificates(context, ca_files)
-    auth = await _delegated_auth(serving, env, stack, embedded=embedded)
     return ServingOptions(ssl_context=context, auth=auth, fallback_to_free_port=embedded)
 
 

@@ -4,12 +4,15 @@ manifest passes them."""
 from __future__ import annotations
 
 import logging
+import ssl
+from pathlib import Path
 
 import pytest
 
 from kcm.cli._flags import parse_run_args
 from kcm.cli._secure_serving import log_accepted_flags
 from kcm.cli._serving_flags import RequestHeaderSettings
+from kcm.runtime._user import ANONYMOUS
 
 KUBEADM = [
     "--authentication-kubeconfig=/etc/kubernetes/controller-manager.conf",
@@ -134,3 +137,34 @@ async def test_delegation_outside_a_pod_without_kubeconfigs_is_off_and_a_broken_
         # no service account token here: kube's warning, and the port stays undelegated
         assert await _delegation_client(None, pod, stack, "authorization") is None
     assert "failed to read in-cluster kubeconfig for delegated authorization" in caplog.text
+
+
+@pytest.mark.anyio
+async def test_undelegated_the_port_is_kubes_against_a_cluster_and_open_embedded(
+    tmp_path: Path,
+) -> None:
+    """Against a cluster, no delegation flags: kube's (anonymous may not get /metrics); in
+    embedded mode: open, unless a delegation flag is given; a CA file that is no PEM bundle
+    stops kcm at start, naming the flag."""
+    import contextlib
+
+    from kcm.cli._secure_serving import serving_options
+    from kcm.errors import ConfigError
+    from kcm.runtime import DelegatedAuth
+    from tests.helpers.client_certificates import ClientCA
+
+    ca_file = ClientCA.create("client-ca").write(tmp_path, "client-ca")
+    bare = parse_run_args([]).serving
+    with_ca = parse_run_args([f"--client-ca-file={ca_file}"]).serving
+    async with contextlib.AsyncExitStack() as stack:
+        cluster = await serving_options(bare, "127.0.0.1", {}, stack, embedded=False)
+        assert isinstance(cluster.auth, DelegatedAuth)
+        assert not await cluster.auth.authorize(ANONYMOUS, "get", "/metrics")
+        assert (await serving_options(bare, "127.0.0.1", {}, stack, embedded=True)).auth is None
+        embedded = await serving_options(with_ca, "127.0.0.1", {}, stack, embedded=True)
+        assert isinstance(embedded.auth, DelegatedAuth)
+        assert embedded.ssl_context.verify_mode == ssl.CERT_OPTIONAL
+        (tmp_path / "junk.crt").write_text("junk")
+        junk = parse_run_args([f"--requestheader-client-ca-file={tmp_path / 'junk.crt'}"])
+        with pytest.raises(ConfigError, match=r"--requestheader-client-ca-file .*junk\.crt"):
+            await serving_options(junk.serving, "127.0.0.1", {}, stack, embedded=False)
