@@ -1,6 +1,7 @@
 """The secure port with client certificates and a front proxy, over real TLS: the cases the
 Go kube-controller-manager answered (golden recorded with curl from it, three flag sets) are
-answered the same by kcm's server, on a free port with test CAs made here.
+answered the same by kcm's server, on a free port with test CAs made here (with the
+delegation kubeconfigs, a fake client answers the reviews as the recording cluster did).
 
 One recorded difference is kept on purpose: a certificate no configured CA issued is 401 in
 Go (its TLS layer takes any certificate and leaves verification to the authenticators);
@@ -13,12 +14,20 @@ import json
 import re
 import ssl
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
 import pytest
 from prometheus_client import CollectorRegistry
 
+from kcm.models import (
+    SubjectAccessReview,
+    SubjectAccessReviewStatus,
+    TokenReview,
+    TokenReviewStatus,
+    UserInfo,
+)
 from kcm.runtime import (
     ClientCertAuthenticator,
     DelegatedAuth,
@@ -64,6 +73,15 @@ REQUESTS: dict[str, tuple[str | None, dict[str, str]]] = {
     "proxy-not-allowed-name": ("proxy-other", MASTERS),
     "headers-without-proxy-cert": (None, MASTERS),
     "client-cert-with-headers": ("bob", MASTERS),
+    "bearer-admin-token": (None, {"authorization": "Bearer admintoken"}),
+    "bearer-bad-token": (None, {"authorization": "Bearer sometoken"}),
+    "cert-other-group-bad-token": ("bob", {"authorization": "Bearer sometoken"}),
+    "cert-without-cn-admin-token": ("nocn", {"authorization": "Bearer admintoken"}),
+    "proxy-without-user-admin-token": ("proxy", {"authorization": "Bearer admintoken"}),
+    "proxy-other-group-admin-token": (
+        "proxy",
+        {"x-remote-user": "carol", "x-remote-group": "devs", "authorization": "Bearer admintoken"},
+    ),
 }
 """What each recorded case sent (the curl calls of the recording)."""
 
@@ -79,6 +97,22 @@ def golden() -> dict[str, list[tuple[str, str, str]]]:
             case, path, answer = re.fullmatch(r"(\S+) (\S+): (.*)", line).groups()  # type: ignore[union-attr]
             current.append((case, path, answer))
     return sections
+
+
+class ClusterReviews:
+    """The recording cluster's answers: ``admintoken`` is a ``system:masters`` token, RBAC
+    grants nobody else ``get /metrics``."""
+
+    def api(self, model: type[Any]) -> ClusterReviews:
+        return self
+
+    async def create(self, obj: Any) -> Any:
+        if isinstance(obj, TokenReview):
+            admin = UserInfo(username="admin", groups=["system:masters", "system:authenticated"])
+            known = obj.spec.token == "admintoken"
+            status = TokenReviewStatus(authenticated=known, user=admin if known else None)
+            return TokenReview(spec=obj.spec, status=status)
+        return SubjectAccessReview(spec=obj.spec, status=SubjectAccessReviewStatus(allowed=False))
 
 
 @pytest.fixture(scope="module")
@@ -128,8 +162,13 @@ async def test_answers_as_the_go_manager(flags: str, cert_dir: Path) -> None:
         ca_files.append(str(cert_dir / "front-proxy-ca.crt"))
     context = self_signed_context("127.0.0.1")
     ask_for_client_certificates(context, ca_files)
+    reviews = ClusterReviews() if "--authentication-kubeconfig" in flags else None
     auth = DelegatedAuth(
-        None, None, client_certs=client_certs, front_proxy=front_proxy, clock=FakeClock()
+        reviews,  # type: ignore[arg-type]
+        reviews,  # type: ignore[arg-type]
+        client_certs=client_certs,
+        front_proxy=front_proxy,
+        clock=FakeClock(),
     )
     app = HealthzApp({"healthz": {}}, CollectorRegistry(), auth=auth)
     server = HealthServer("127.0.0.1:0", app, ssl_context=context, graceful_timeout=0.1)
