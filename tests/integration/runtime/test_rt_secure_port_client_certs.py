@@ -1,5 +1,5 @@
 """The secure port with client certificates and a front proxy, over real TLS: the cases the
-Go kube-controller-manager answered (golden recorded with curl from it, three flag sets) are
+Go kube-controller-manager answered (golden recorded with curl from it, four flag sets) are
 answered the same by kcm's server, on a free port with test CAs made here (with the
 delegation kubeconfigs, a fake client answers the reviews as the recording cluster did).
 
