@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from functools import partial
 from typing import Any, Generic, TypeVar, final
 
 import anyio
@@ -34,6 +35,7 @@ from kcm.controllerkit import (
     add_pod_pvc_index,
     claim_class,
     is_volume_bound_to_claim,
+    run_every,
 )
 from kcm.errors import NotFound
 from kcm.informers import SharedInformerFactory
@@ -180,19 +182,21 @@ class PersistentVolumeBinder:
             async with anyio.create_task_group() as tg:
                 await tg.start(self.controller.run)
                 if self._sync_period > 0:
-                    tg.start_soon(self._resync)
+                    tg.start_soon(
+                        partial(
+                            run_every, self._clock, self._sync_period, self._resync, at_once=False
+                        )
+                    )
                 task_status.started()
         finally:
             for registration in self._lister_only:
                 registration.remove()
 
     async def _resync(self) -> None:
-        while True:
-            await self._clock.sleep(self._sync_period)
-            for claim in self._claims.list():
-                self.controller.enqueue(object_key(claim))
-            for volume in self._volumes.list():
-                self.controller.enqueue(object_key(volume))
+        for claim in self._claims.list():
+            self.controller.enqueue(object_key(claim))
+        for volume in self._volumes.list():
+            self.controller.enqueue(object_key(volume))
 
     async def reconcile(self, request: ObjectKey) -> Result:
         """Sync the volume (no namespace) or claim ``request``.
