@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from functools import partial
 from typing import Any, final
 
 import anyio
@@ -26,6 +27,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient, server_preferred_resources
 from kcm.clock import SYSTEM_CLOCK, Clock, move_on_after
+from kcm.controllerkit import run_every
 from kcm.informers import SharedIndexInformer, SharedInformerFactory, strip_managed_fields
 from kcm.models import (
     ObjectKey,
@@ -239,17 +241,19 @@ class ResourceQuotaController:
                 await tg.start(self.controller.run)
                 await tg.start(self.priority.run)
                 if self._resync > 0:
-                    tg.start_soon(self._resync_loop)
+                    tg.start_soon(
+                        partial(
+                            run_every, self._clock, self._resync, self._resync_pass, at_once=False
+                        )
+                    )
                 task_status.started()
         finally:
             self._registration.remove()
             for monitor in self._monitors:
                 monitor.remove()
 
-    async def _resync_loop(self) -> None:
-        while True:
-            await self._clock.sleep(self._resync)
-            self.enqueue_all()
+    async def _resync_pass(self) -> None:
+        self.enqueue_all()
 
     # -- sync --------------------------------------------------------------------------------
 
