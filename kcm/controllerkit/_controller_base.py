@@ -1,0 +1,80 @@
+"""The common constructor of a controller that does not fit :class:`QueueController` (two
+queues, no queue, a queue of its own kind of key, the runtime's own retry policy) but takes
+the same options: the client, event recorder and clock its syncs write with, and its worker
+count and metrics registry."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Required, TypedDict, Unpack
+
+from prometheus_client import CollectorRegistry
+
+from kcm.client import ApiClient
+from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.record import EventRecorder
+
+__all__ = ["ControllerBase", "ControllerOptions"]
+
+
+class ControllerOptions(TypedDict, total=False):
+    """The common keyword arguments of a :class:`ControllerBase` (what
+    :func:`kcm.controllers.add_controller` passes): a subclass takes them as
+    ``**options: Unpack[ControllerOptions]`` and hands them on to ``super().__init__``."""
+
+    recorder: Required[EventRecorder]
+    """Where the controller's events go (:attr:`ControllerBase.recorder`)."""
+    clock: Clock
+    """The clock of its queues, timestamps and requeues (default: the system clock)."""
+    workers: int
+    """Concurrent syncs (default: the class's :attr:`ControllerBase.default_workers`)."""
+    registry: CollectorRegistry | None
+    """A Prometheus registry for its metrics (default None: none)."""
+
+
+class ControllerBase:
+    """Keeps the common options of a controller's constructor and shows them read-only, for
+    the controller and the per-sync helpers it hands itself to.
+
+    A subclass sets :attr:`default_workers` (kube's count), takes its own options before
+    ``**options: Unpack[ControllerOptions]``, calls ``super().__init__(client, **options)``
+    first, then builds its queues from :attr:`workers`, :attr:`clock` and :attr:`registry`.
+
+    Args:
+        client: the API client (:attr:`client`).
+        options: :class:`ControllerOptions`.
+    """
+
+    default_workers: ClassVar[int] = 1
+    """Workers when the ``workers`` option is not given (kube-controller-manager's count)."""
+
+    def __init__(self, client: ApiClient, **options: Unpack[ControllerOptions]) -> None:
+        self._client = client
+        self._recorder = options["recorder"]
+        self._clock = options.get("clock", SYSTEM_CLOCK)
+        self._workers = options.get("workers", self.default_workers)
+        self._registry = options.get("registry")
+
+    @property
+    def client(self) -> ApiClient:
+        """The API client."""
+        return self._client
+
+    @property
+    def recorder(self) -> EventRecorder:
+        """The event recorder."""
+        return self._recorder
+
+    @property
+    def clock(self) -> Clock:
+        """The clock."""
+        return self._clock
+
+    @property
+    def workers(self) -> int:
+        """Concurrent syncs, as given (or :attr:`default_workers`)."""
+        return self._workers
+
+    @property
+    def registry(self) -> CollectorRegistry | None:
+        """The metrics registry, if any."""
+        return self._registry

@@ -1,0 +1,45 @@
+"""ControllerBase: the common options kept and shown read-only, with the class's workers."""
+
+from __future__ import annotations
+
+from typing import Unpack, final
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from kcm.client import ApiClient, ClientConfig
+from kcm.clock import SYSTEM_CLOCK
+from kcm.controllerkit import ControllerBase, ControllerOptions
+from kcm.testing import FakeClock, FakeRecorder
+
+
+@final
+class _Mine(ControllerBase):
+    default_workers = 5
+
+    def __init__(self, client: ApiClient, *, extra: int = 0, **options: Unpack[ControllerOptions]):
+        super().__init__(client, **options)
+        self.extra = extra
+
+
+def _client() -> ApiClient:
+    return ApiClient(ClientConfig(server="https://127.0.0.1:1"))
+
+
+def test_the_options_given_are_kept_and_shown() -> None:
+    client, recorder, clock, registry = _client(), FakeRecorder(), FakeClock(), CollectorRegistry()
+    mine = _Mine(client, extra=2, recorder=recorder, clock=clock, workers=3, registry=registry)
+    assert (mine.client, mine.recorder, mine.clock) == (client, recorder, clock)
+    assert (mine.workers, mine.registry, mine.extra) == (3, registry, 2)
+
+
+def test_the_defaults_are_the_system_clock_no_registry_and_the_class_workers() -> None:
+    mine = _Mine(_client(), recorder=FakeRecorder())
+    assert (mine.clock, mine.registry, mine.workers) == (SYSTEM_CLOCK, None, 5)
+    assert ControllerBase(_client(), recorder=FakeRecorder()).workers == 1
+
+
+def test_the_options_are_read_only() -> None:
+    mine = _Mine(_client(), recorder=FakeRecorder())
+    with pytest.raises(AttributeError):
+        mine.clock = FakeClock()  # type: ignore[misc]
