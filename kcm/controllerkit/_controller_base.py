@@ -5,15 +5,19 @@ count and metrics registry."""
 
 from __future__ import annotations
 
-from typing import ClassVar, Required, TypedDict, Unpack
+from typing import ClassVar, Required, TypedDict, TypeVar, Unpack
 
 from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.record import EventRecorder
+from kcm.runtime import Controller, Reconciler
+from kcm.workqueue import RateLimiter
 
 __all__ = ["ControllerBase", "ControllerOptions"]
+
+K = TypeVar("K")
 
 
 class ControllerOptions(TypedDict, total=False):
@@ -37,7 +41,8 @@ class ControllerBase:
 
     A subclass sets :attr:`default_workers` (kube's count), takes its own options before
     ``**options: Unpack[ControllerOptions]``, calls ``super().__init__(client, **options)``
-    first, then builds its queues from :attr:`workers`, :attr:`clock` and :attr:`registry`.
+    first, then builds its queues with :meth:`new_controller` (or from :attr:`workers`,
+    :attr:`clock` and :attr:`registry`).
 
     Args:
         client: the API client (:attr:`client`).
@@ -53,6 +58,25 @@ class ControllerBase:
         self._clock = options.get("clock", SYSTEM_CLOCK)
         self._workers = options.get("workers", self.default_workers)
         self._registry = options.get("registry")
+
+    def new_controller(
+        self,
+        name: str,
+        reconciler: Reconciler[K],
+        *,
+        rate_limiter: RateLimiter[K] | None = None,
+    ) -> Controller[K]:
+        """A runtime controller (a work queue named ``name`` and :attr:`workers` workers
+        calling ``reconciler``) on :attr:`clock`, reporting to :attr:`registry`, retrying with
+        ``rate_limiter`` (default: the runtime's)."""
+        return Controller(
+            name,
+            reconciler,
+            max_concurrent_reconciles=self._workers,
+            rate_limiter=rate_limiter,
+            clock=self._clock,
+            metrics=self._registry,
+        )
 
     @property
     def client(self) -> ApiClient:

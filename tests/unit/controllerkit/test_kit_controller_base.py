@@ -1,4 +1,5 @@
-"""ControllerBase: the common options kept and shown read-only, with the class's workers."""
+"""ControllerBase: the common options kept and shown read-only, with the class's workers,
+and the runtime controller built from them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from prometheus_client import CollectorRegistry
 from kcm.client import ApiClient, ClientConfig
 from kcm.clock import SYSTEM_CLOCK
 from kcm.controllerkit import ControllerBase, ControllerOptions
+from kcm.runtime import ReconcileFunc, Result
 from kcm.testing import FakeClock, FakeRecorder
+from kcm.workqueue import RateLimiter, default_controller_rate_limiter
 
 
 @final
@@ -43,3 +46,17 @@ def test_the_options_are_read_only() -> None:
     mine = _Mine(_client(), recorder=FakeRecorder())
     with pytest.raises(AttributeError):
         mine.clock = FakeClock()  # type: ignore[misc]
+
+
+def test_new_controller_runs_the_workers_on_the_clock_into_the_registry() -> None:
+    clock, registry = FakeClock(), CollectorRegistry()
+    mine = _Mine(_client(), recorder=FakeRecorder(), clock=clock, workers=3, registry=registry)
+
+    async def reconcile(key: str) -> Result:
+        return Result()
+
+    limiter: RateLimiter[str] = default_controller_rate_limiter(clock=clock)
+    controller = mine.new_controller("mine", ReconcileFunc(reconcile), rate_limiter=limiter)
+    assert (controller.name, controller.max_concurrent_reconciles) == ("mine", 3)
+    assert controller.queue.rate_limiter is limiter
+    assert registry.get_sample_value("workqueue_depth", {"name": "mine", "controller": "mine"}) == 0
