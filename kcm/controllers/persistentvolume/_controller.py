@@ -15,15 +15,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from functools import partial
-from typing import Any, Generic, TypeVar, final
+from typing import Any, Generic, TypeVar, Unpack, final
 
 import anyio
 import msgspec
 from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.controllerkit import (
     ANN_BETA_STORAGE_PROVISIONER,
     ANN_BIND_COMPLETED,
@@ -32,6 +30,8 @@ from kcm.controllerkit import (
     ANN_SELECTED_NODE,
     ANN_STORAGE_PROVISIONER,
     POD_PVC_INDEX,
+    ControllerBase,
+    ControllerOptions,
     add_pod_pvc_index,
     claim_class,
     is_volume_bound_to_claim,
@@ -50,7 +50,6 @@ from kcm.models.core_v1 import (
     Pod,
 )
 from kcm.models.storage_v1 import StorageClass
-from kcm.record import EventRecorder
 from kcm.runtime import Controller, Result
 from kcm.workqueue import default_controller_rate_limiter
 
@@ -116,7 +115,7 @@ def _claim_key(ref: ObjectReference) -> ObjectKey:
 
 
 @final
-class PersistentVolumeBinder:
+class PersistentVolumeBinder(ControllerBase):
     """Binds PersistentVolumeClaims to PersistentVolumes (see the module docstring).
 
     Args:
@@ -137,16 +136,11 @@ class PersistentVolumeBinder:
         client: ApiClient,
         factory: SharedInformerFactory,
         *,
-        recorder: EventRecorder,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = 1,
-        registry: CollectorRegistry | None = None,
         sync_period: float = DEFAULT_SYNC_PERIOD,
         enable_dynamic_provisioning: bool = True,
+        **options: Unpack[ControllerOptions],
     ) -> None:
-        self._client = client
-        self._recorder = recorder
-        self._clock = clock
+        super().__init__(client, **options)
         self._sync_period = sync_period
         self._provisioning = enable_dynamic_provisioning
         volumes = factory.informer_for(PersistentVolume)
@@ -160,13 +154,10 @@ class PersistentVolumeBinder:
         self._pods = pods.lister()
         self._written_volumes: _Written[PersistentVolume] = _Written()
         self._written_claims: _Written[PersistentVolumeClaim] = _Written()
-        self.controller: Controller[ObjectKey] = Controller(
+        self.controller: Controller[ObjectKey] = self.new_controller(
             "persistentvolume-binder",
             self,
-            max_concurrent_reconciles=workers,
-            rate_limiter=default_controller_rate_limiter(clock=clock),
-            clock=clock,
-            metrics=registry,
+            rate_limiter=default_controller_rate_limiter(clock=self.clock),
         )
         self.controller.watch(volumes, _VolumeEvents(), kind="PersistentVolume")
         self.controller.watch(claims, _ClaimEvents(), kind="PersistentVolumeClaim")
