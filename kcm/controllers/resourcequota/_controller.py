@@ -19,15 +19,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from functools import partial
-from typing import Any, final
+from typing import Any, Unpack, final
 
 import anyio
 from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient, server_preferred_resources
-from kcm.clock import SYSTEM_CLOCK, Clock, move_on_after
-from kcm.controllerkit import run_every
+from kcm.clock import move_on_after
+from kcm.controllerkit import ControllerBase, ControllerOptions, run_every
 from kcm.informers import SharedIndexInformer, SharedInformerFactory, strip_managed_fields
 from kcm.models import (
     ObjectKey,
@@ -54,8 +53,7 @@ from kcm.quota import (
     next_status,
     quota_service_type,
 )
-from kcm.record import EventRecorder
-from kcm.runtime import Controller, ReconcileFunc, Result
+from kcm.runtime import ReconcileFunc, Result
 
 __all__ = ["DEFAULT_RESYNC_PERIOD", "ResourceQuotaController", "UsageNotReady"]
 
@@ -88,7 +86,7 @@ def _namespace(item: Any) -> str:
 
 
 @final
-class ResourceQuotaController:
+class ResourceQuotaController(ControllerBase):
     """Writes every ResourceQuota's ``status.hard`` and ``status.used``.
 
     Args:
@@ -106,36 +104,22 @@ class ResourceQuotaController:
         controller, priority: the normal and the priority (missing usage) queue's controllers.
     """
 
+    default_workers = 5
+
     def __init__(
         self,
         client: ApiClient,
         factory: SharedInformerFactory,
         *,
-        recorder: EventRecorder,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = 5,
-        registry: CollectorRegistry | None = None,
         resync_period: float = DEFAULT_RESYNC_PERIOD,
+        **options: Unpack[ControllerOptions],
     ) -> None:
-        self._client = client
+        super().__init__(client, **options)
         self._factory = factory
-        self._recorder = recorder
-        self._clock = clock
         self._resync = resync_period
-        self.controller: Controller[ObjectKey] = Controller(
-            "resourcequota_primary",  # Go's work queue name
-            ReconcileFunc(self.sync),
-            max_concurrent_reconciles=workers,
-            clock=clock,
-            metrics=registry,
-        )
-        self.priority: Controller[ObjectKey] = Controller(
-            "resourcequota_priority",
-            ReconcileFunc(self.sync),
-            max_concurrent_reconciles=workers,
-            clock=clock,
-            metrics=registry,
-        )
+        # Go's work queue names
+        self.controller = self.new_controller("resourcequota_primary", ReconcileFunc(self.sync))
+        self.priority = self.new_controller("resourcequota_priority", ReconcileFunc(self.sync))
         self.quota_informer = factory.informer_for(ResourceQuota)
         self._registration = self.quota_informer.add_event_handler(
             on_add=self._quota_added, on_update=self._quota_updated, on_delete=self._quota_deleted
