@@ -1,7 +1,7 @@
 """The common constructor of a controller that does not fit :class:`QueueController` (two
-queues, no queue, a queue of its own kind of key, the runtime's own retry policy) but takes
-the same options: the client, event recorder and clock its syncs write with, and its worker
-count and metrics registry."""
+queues, no runtime controller, the runtime's own retry policy, a recorder it cannot do
+without) but takes the same options: the client, event recorder and clock its syncs write
+with, and its worker count and metrics registry."""
 
 from __future__ import annotations
 
