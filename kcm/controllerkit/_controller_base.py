@@ -30,9 +30,11 @@ class ControllerOptions(TypedDict, total=False):
     clock: Clock
     """The clock of its queues, timestamps and requeues (default: the system clock)."""
     workers: int
-    """Concurrent syncs (default: the class's :attr:`ControllerBase.default_workers`)."""
+    """Concurrent syncs (default: the class's :attr:`ControllerBase.default_workers`), kept as
+    ``self._workers``."""
     registry: CollectorRegistry | None
-    """A Prometheus registry for its metrics (default None: none)."""
+    """A Prometheus registry for its metrics (default None: none), kept as
+    ``self._registry``."""
 
 
 class ControllerBase:
@@ -41,8 +43,8 @@ class ControllerBase:
 
     A subclass sets :attr:`default_workers` (kube's count), takes its own options before
     ``**options: Unpack[ControllerOptions]``, calls ``super().__init__(client, **options)``
-    first, then builds its queues with :meth:`new_controller` (or from :attr:`workers`,
-    :attr:`clock` and :attr:`registry`).
+    first, then builds its queues with :meth:`new_controller` (or from ``self._workers``,
+    :attr:`clock` and ``self._registry``).
 
     Args:
         client: the API client (:attr:`client`).
@@ -66,9 +68,9 @@ class ControllerBase:
         *,
         rate_limiter: RateLimiter[K] | None = None,
     ) -> Controller[K]:
-        """A runtime controller (a work queue named ``name`` and :attr:`workers` workers
-        calling ``reconciler``) on :attr:`clock`, reporting to :attr:`registry`, retrying with
-        ``rate_limiter`` (default: the runtime's)."""
+        """A runtime controller (a work queue named ``name`` and the ``workers`` option's
+        workers calling ``reconciler``) on :attr:`clock`, reporting to the ``registry``
+        option's registry, retrying with ``rate_limiter`` (default: the runtime's)."""
         return Controller(
             name,
             reconciler,
@@ -92,13 +94,3 @@ class ControllerBase:
     def clock(self) -> Clock:
         """The clock."""
         return self._clock
-
-    @property
-    def workers(self) -> int:
-        """Concurrent syncs, as given (or :attr:`default_workers`)."""
-        return self._workers
-
-    @property
-    def registry(self) -> CollectorRegistry | None:
-        """The metrics registry, if any."""
-        return self._registry

@@ -99,6 +99,7 @@ class HorizontalController(ControllerBase):
         **options: Unpack[ControllerOptions],
     ) -> None:
         super().__init__(client, **options)
+        self.workers = self._workers  # accepted like every controller's; one pass loop runs
         self.sync_period = sync_period
         self.downscale_stabilization = downscale_stabilization
         self.calculator = ReplicaCalculator(
@@ -115,7 +116,7 @@ class HorizontalController(ControllerBase):
         # kcm_workqueue_* metrics like every controller's requeues (what "idle" means to a
         # caller that reads them)
         self._passes: DelayingQueue[str] = DelayingQueue(
-            name="horizontalpodautoscaler", clock=self.clock, metrics=self.registry
+            name="horizontalpodautoscaler", clock=self.clock, metrics=self._registry
         )
         self._deadline = 0.0  # when the next pass is due (the sync-period beat)
         self._parked = False  # no pass queued: there was no HPA at the last one

@@ -33,13 +33,13 @@ def test_the_options_given_are_kept_and_shown() -> None:
     client, recorder, clock, registry = _client(), FakeRecorder(), FakeClock(), CollectorRegistry()
     mine = _Mine(client, extra=2, recorder=recorder, clock=clock, workers=3, registry=registry)
     assert (mine.client, mine.recorder, mine.clock) == (client, recorder, clock)
-    assert (mine.workers, mine.registry, mine.extra) == (3, registry, 2)
+    assert (mine._workers, mine._registry, mine.extra) == (3, registry, 2)
 
 
 def test_the_defaults_are_the_system_clock_no_registry_and_the_class_workers() -> None:
     mine = _Mine(_client(), recorder=FakeRecorder())
-    assert (mine.clock, mine.registry, mine.workers) == (SYSTEM_CLOCK, None, 5)
-    assert ControllerBase(_client(), recorder=FakeRecorder()).workers == 1
+    assert (mine.clock, mine._registry, mine._workers) == (SYSTEM_CLOCK, None, 5)
+    assert ControllerBase(_client(), recorder=FakeRecorder())._workers == 1
 
 
 def test_the_options_are_read_only() -> None:
