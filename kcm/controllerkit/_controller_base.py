@@ -61,6 +61,9 @@ class ControllerBase:
         self._workers = options.get("workers", self.default_workers)
         self._registry = options.get("registry")
 
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} workers={self._workers}>"
+
     def new_controller(
         self,
         name: str,

@@ -148,9 +148,6 @@ class CronJobController(ControllerBase):
         self.controller.watch(cj_informer, enqueue_object())
         self.controller.watch(job_informer, enqueue_owner(CronJob))  # the controlling CronJob
 
-    def __repr__(self) -> str:
-        return f"<CronJobController workers={self.controller.max_concurrent_reconciles}>"
-
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Sync CronJobs until cancelled; ``task_status.started()`` once caches synced."""
         await self.controller.run(task_status=task_status)

@@ -268,9 +268,6 @@ class DeploymentController(ControllerBase):
         self.controller.watch(rs_informer, _ReplicaSetEvents(self))
         self.controller.watch(pod_informer, _PodEvents(self))
 
-    def __repr__(self) -> str:
-        return f"<DeploymentController workers={self.controller.max_concurrent_reconciles}>"
-
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Sync Deployments until cancelled; ``task_status.started()`` once the caches synced.
 

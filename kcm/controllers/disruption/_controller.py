@@ -119,9 +119,6 @@ class DisruptionController(ControllerBase):
         self.controller.watch(deployment_informer, enqueue_mapped(_no_keys))
         self.controller.watch(set_informer, enqueue_mapped(_no_keys))
 
-    def __repr__(self) -> str:
-        return f"<DisruptionController workers={self.controller.max_concurrent_reconciles}>"
-
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Sync budgets until cancelled; ``task_status.started()`` once the caches have synced
         and the workers run (the factory must run too)."""

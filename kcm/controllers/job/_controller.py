@@ -195,9 +195,6 @@ class JobController(ControllerBase):
         self.controller.watch(job_informer, enqueue_object())
         self.controller.watch(pod_informer, _PodEvents(self))
 
-    def __repr__(self) -> str:
-        return f"<JobController workers={self.controller.max_concurrent_reconciles}>"
-
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Sync Jobs until cancelled; ``task_status.started()`` once the caches have synced.
 

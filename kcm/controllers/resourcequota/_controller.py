@@ -150,9 +150,6 @@ class ResourceQuotaController(ControllerBase):
         self.controller.wait_for(self._monitors, kind="quota monitors")
         self._discovered: dict[tuple[str, str], ResourceInfo] = {}
 
-    def __repr__(self) -> str:
-        return f"<ResourceQuotaController workers={self.controller.max_concurrent_reconciles}>"
-
     # -- events ------------------------------------------------------------------------------
 
     def _quota_added(self, quota: ResourceQuota) -> None:

@@ -139,9 +139,6 @@ class StatefulSetController(ControllerBase):
         self.controller.watch(claim_informer, enqueue_mapped(_no_keys))
         self.controller.watch(revision_informer, enqueue_mapped(_no_keys))
 
-    def __repr__(self) -> str:
-        return f"<StatefulSetController workers={self.controller.max_concurrent_reconciles}>"
-
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Sync StatefulSets until cancelled; ``task_status.started()`` once the caches have
         synced and the workers run (the factory must run too)."""

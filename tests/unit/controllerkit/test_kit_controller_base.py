@@ -34,6 +34,7 @@ def test_the_options_given_are_kept_and_shown() -> None:
     mine = _Mine(client, extra=2, recorder=recorder, clock=clock, workers=3, registry=registry)
     assert (mine.client, mine.recorder, mine.clock) == (client, recorder, clock)
     assert (mine._workers, mine._registry, mine.extra) == (3, registry, 2)
+    assert repr(mine) == "<_Mine workers=3>"
 
 
 def test_the_defaults_are_the_system_clock_no_registry_and_the_class_workers() -> None:
