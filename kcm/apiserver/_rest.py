@@ -333,11 +333,16 @@ class Rest:
         return self._store_update(res, strategy, new, old)
 
     def _store_update(self, res: Resource, strategy: Strategy, new: Obj, old: Obj) -> Obj:
-        """Write an update; one that removes a deleting object's last hold removes it."""
+        """Write an update; one that removes a deleting object's last hold removes it.
+
+        As kube-apiserver (its store deletes the stored object instead of writing the update):
+        the DELETED event carries the object as it was stored, at the deletion's
+        resourceVersion, and the answer is the update, at the stored resourceVersion.
+        """
         if _deletion_complete(strategy, new):
-            final = self.store.delete(res.storage_key, new, old)
+            final = self.store.delete(res.storage_key, deep_copy(old), old)
             strategy.after_delete(final, self.ctx)
-            return strategy.present(final)
+            return strategy.present(new)
         updated = self.store.update(res.storage_key, new, old)
         strategy.after_write(updated, self.ctx)
         return strategy.present(updated)

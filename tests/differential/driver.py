@@ -394,6 +394,9 @@ def _settle(
     nodes: _Nodes,
 ) -> dict[str, Any]:
     deadline = time.monotonic() + step.timeout
+    quiet = step.quiet  # kcm's window, when the scenario gives one (Settle.replay_quiet)
+    if target.metrics_url is not None and step.replay_quiet is not None:
+        quiet = step.replay_quiet
     last: str | None = None
     stable_since = time.monotonic()
     while True:
@@ -409,10 +412,10 @@ def _settle(
         elif now - stable_since >= IDLE_QUIET:
             # kcm says when it is done: idle, and no requeue due within the quiet window;
             # otherwise (or for a controller manager that cannot say) the window itself.
-            idle = target.controllers_idle(within=step.quiet)
+            idle = target.controllers_idle(within=quiet)
             # past the window, a delayed key (a requeue loop) no longer holds the snapshot
-            past_window = idle is False and now - stable_since >= step.quiet
-            done = bool(idle) or (idle is None and now - stable_since >= step.quiet)
+            past_window = idle is False and now - stable_since >= quiet
+            done = bool(idle) or (idle is None and now - stable_since >= quiet)
             if done or (past_window and target.controllers_idle(within=0.0)):
                 # what kcm finished writing just before it said so is in a fresh listing
                 again = norm.snapshot(_list(client, ns, scenario.kinds, names))

@@ -61,7 +61,9 @@ def kcm_on_embedded_server(tmp: Path) -> Iterator[Target]:
                 # have (the first of a worker) would find kcm "idle" and snapshot nothing.
                 # /readyz answers 200 once they have started and their caches are synced.
                 _wait_until_ok(f"{base}/readyz", tmp / "kcm.log")
-                yield Target(server.url, server.token, f"{base}/metrics")
+                target = Target(server.url, server.token, f"{base}/metrics")
+                _wait_until_watching(target, tmp / "kcm.log")
+                yield target
 
 
 def _wait_until_ok(url: str, log: Path) -> None:
@@ -76,6 +78,24 @@ def _wait_until_ok(url: str, log: Path) -> None:
     raise AssertionError(
         f"kcm did not answer {url} with 200 within 60 s; its log:\n{log.read_text()}"
     )
+
+
+def _wait_until_watching(target: Target, log: Path) -> None:
+    """Return once kcm's controllers see new objects: a namespace made now gets its
+    ``kube-root-ca.crt``. Caches are synced at ``/readyz``, but the informers' watches open
+    one after another for a second or so more; a scenario's first write in that gap reaches
+    kcm late, and its first settle would find kcm idle with nothing done yet."""
+    with target.client() as client:
+        client.post("/api/v1/namespaces", json={"metadata": {"name": "df-warm-up"}})
+        path = "/api/v1/namespaces/df-warm-up/configmaps/kube-root-ca.crt"
+        deadline = time.monotonic() + 60
+        while client.get(path).status_code != 200:
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"kcm did not publish {path} within 60 s; its log:\n{log.read_text()}"
+                )
+            time.sleep(0.1)
+        client.delete("/api/v1/namespaces/df-warm-up")
 
 
 def _signing_key() -> bytes:

@@ -85,10 +85,16 @@ class Settle:
     ``timeout``), then take a snapshot. Against kcm the wait ends sooner, once nothing has
     changed for :data:`driver.IDLE_QUIET` seconds and kcm reports itself idle with no
     delayed key due within ``quiet`` seconds (so ``quiet`` also bounds the requeues a
-    snapshot waits for, e.g. ``minReadySeconds``)."""
+    snapshot waits for, e.g. ``minReadySeconds``).
+
+    ``replay_quiet``: the window against kcm, when the recording's ``quiet`` only waits out
+    the Go manager's timing (a resync that settles a race kcm does not have). A window longer
+    than needed costs the whole window whenever another scenario's requeue is due within it
+    (kcm's idleness is the whole manager's, not the namespace's)."""
 
     quiet: float = 2.0
     timeout: float = 60.0
+    replay_quiet: float | None = None
 
 
 @dataclass(frozen=True)

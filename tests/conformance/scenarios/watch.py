@@ -66,6 +66,24 @@ SCENARIOS = [
         "the DELETED event carries the object's last state, whole",
     ),
     Scenario(
+        "watch/deleted-when-the-last-finalizer-goes",
+        (
+            Http(
+                "POST",
+                CMS,
+                {"metadata": {"name": "a", "finalizers": ["example.com/hold"]}},
+                keep=("metadata.finalizers",),
+                save={"rv": "metadata.resourceVersion"},
+            ),
+            Http("DELETE", f"{CMS}/a", keep=("metadata.finalizers", "metadata.deletionTimestamp")),
+            Http("PATCH", f"{CMS}/a", {"metadata": {"finalizers": None}}, content_type="merge"),
+            Http("GET", f"{CMS}/a", keep=("code", "reason")),
+            Watch(CMS, {"watch": "1", "resourceVersion": "$rv"}, events=2),
+        ),
+        "removing the last finalizer of a deleted object deletes it: the PATCH answers and the"
+        " DELETED event carries which state (finalizers, resourceVersion)",
+    ),
+    Scenario(
         "watch/resourceVersion-0-synthetic-added",
         (
             _cm("a"),

@@ -45,8 +45,9 @@ SCENARIOS = [
             Create(deployment("web", 0)),
             Settle(),
             Create(hpa("web", "web")),
-            # the first sync comes up to one sync period (15s) after the create, later under load
-            Settle(quiet=35.0, timeout=120.0),
+            # the first sync comes up to one sync period (15s) after the create, later under load;
+            # kcm's comes at its next 15 s beat, so a window past one beat holds it
+            Settle(quiet=35.0, timeout=120.0, replay_quiet=16.0),
         ),
         kinds=_KINDS,
         doc="A target scaled to 0 with minReplicas 1: ScalingActive False ScalingDisabled, "

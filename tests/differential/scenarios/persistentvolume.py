@@ -17,10 +17,10 @@ from typing import Any
 from ..scenario import Create, Delete, Scenario, Settle
 
 KINDS = ("persistentvolumeclaims", "persistentvolumes", "events")
-SYNCED = Settle(quiet=16.0, timeout=90.0)
+SYNCED = Settle(quiet=16.0, timeout=90.0, replay_quiet=2.0)
 """A snapshot after a resync of the Go binder (every 15 s): its claim and volume workers race
-on a volume's status, and the loser of a conflict waits for the next resync; kcm, idle
-sooner, ends the wait at once."""
+on a volume's status, and the loser of a conflict waits for the next resync; kcm has no such
+race, so its window is the default one."""
 EXTERNAL = "example.com/external"
 
 
