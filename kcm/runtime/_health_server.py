@@ -24,9 +24,9 @@ from prometheus_client import CollectorRegistry, Metric
 from prometheus_client.exposition import choose_encoder
 
 from kcm._extras import require
+from kcm._peer_certificate import peer_certificate, record_peer_certificates
 
 from ._delegated_auth import DelegatedAuth, Denied
-from ._peer_certificate import peer_certificate, record_peer_certificates
 
 __all__ = ["HealthCheck", "HealthServer", "HealthzApp", "ServingOptions", "parse_address"]
 

@@ -3,9 +3,9 @@
 ASGI has no standard way to pass the peer's certificate and hypercorn passes none, so
 :func:`record_peer_certificates` wraps hypercorn's per-connection ``TCPServer.run`` to put
 it in a context variable that every task serving the connection's requests inherits (asyncio
-and trio copy the context into the tasks a connection spawns). The embedded API server does
-the same with its own variable (``kcm.apiserver`` is not importable here); both wrappers
-stack.
+and trio copy the context into the tasks a connection spawns). Both of kcm's HTTPS servers
+use it: the embedded API server (``kcm.apiserver``) and the controller manager's secure port
+(``kcm.runtime``); it lives here because neither may import the other.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 
 __all__ = ["peer_certificate", "record_peer_certificates"]
 
-_PEER: ContextVar[bytes | None] = ContextVar("kcm_runtime_peer_certificate", default=None)
-_INSTALLED = "__kcm_runtime_peer_certificate__"
+_PEER: ContextVar[bytes | None] = ContextVar("kcm_peer_certificate", default=None)
+_INSTALLED = "__kcm_peer_certificate__"
 
 
 def peer_certificate() -> bytes | None:
