@@ -409,7 +409,8 @@ class ApiServer:
     async def _serve(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         from hypercorn.config import Config
 
-        from ._client_certs import install as record_peer_certificates
+        from kcm._peer_certificate import record_peer_certificates
+
         from ._reason_phrases import install
 
         install()

@@ -96,6 +96,16 @@ _TYPES: Mapping[str, Callable[[str], Any]] = {
 """Go flag type → parser; every other type (string, strings, quantity, ...) is text."""
 
 
+_GO_TYPES: Mapping[str, str] = {flag["name"]: flag["type"] for flag in KUBE_FLAGS}
+
+
+def kube_flag_parser(option: str) -> tuple[str, Callable[[str], Any]]:
+    """The Go type of kube-controller-manager's ``option`` (``--log-flush-frequency``) and the
+    parser of its values (text for types kcm does not check, and for an unknown flag)."""
+    go_type = _GO_TYPES.get(option.lstrip("-"), "string")
+    return go_type, _TYPES.get(go_type, str)
+
+
 class _Accumulate(argparse.Action):
     """A repeated slice or map flag adds to what the earlier ones gave (pflag's rule)."""
 

@@ -71,30 +71,75 @@ async def serving_options(
 ) -> Any:
     """The manager's :class:`~kcm.runtime.ServingOptions` for these settings.
 
-    Without ``--authentication-kubeconfig``/``--authorization-kubeconfig`` and outside a pod
-    the port is open (kube's would refuse ``/metrics`` to everyone but ``system:masters``
-    client certificates: kcm does not authenticate certificates, so that would be a
-    ``/metrics`` nobody can read).
+    Against a cluster, as kube-controller-manager: without delegation kubeconfigs (and outside
+    a pod) ``/healthz`` is open and ``/metrics`` is only for ``system:masters`` client
+    certificates (``--client-ca-file``). In embedded mode with none of the delegation flags the
+    port is open: the embedded API server is itself open to the same loopback users, so
+    refusing them the metrics would protect nothing.
 
     Raises:
-        ConfigError: unusable TLS files or kubeconfigs.
+        ConfigError: unusable TLS files, CA files or kubeconfigs.
     """
-    from kcm.runtime import DelegatedAuth, ServingOptions
+    from kcm.runtime import ServingOptions, ask_for_client_certificates
+
+    auth = await _delegated_auth(serving, env, stack, embedded=embedded)
+    context = _ssl_context(serving, host)
+    ca_files = [f for f in (serving.client_ca_file, _front_proxy_ca(serving)) if f]
+    if ca_files:
+        ask_for_client_certificates(context, ca_files)
+    return ServingOptions(ssl_context=context, auth=auth, fallback_to_free_port=embedded)
+
+
+def _front_proxy_ca(serving: ServingSettings) -> str | None:
+    return serving.requestheader.client_ca_file if serving.requestheader else None
+
+
+async def _delegated_auth(
+    serving: ServingSettings,
+    env: Mapping[str, str],
+    stack: contextlib.AsyncExitStack,
+    *,
+    embedded: bool,
+) -> Any:
+    """kube's delegated authn/authz of the port (None: open, embedded mode undelegated)."""
+    from kcm.runtime import (
+        ClientCertAuthenticator,
+        DelegatedAuth,
+        FrontProxyAuthenticator,
+        load_ca_bundle,
+    )
 
     authn = await _delegation_client(
         serving.authentication_kubeconfig, env, stack, "authentication"
     )
     authz = await _delegation_client(serving.authorization_kubeconfig, env, stack, "authorization")
-    auth = None
-    if authn is not None or authz is not None:
-        if authz is None:
-            logger.warning(
-                "No authorization-kubeconfig provided, so SubjectAccessReview of "
-                "authorization tokens won't work."
-            )
-        auth = DelegatedAuth(authn, authz, always_allow_paths=serving.always_allow_paths)
-    return ServingOptions(
-        ssl_context=_ssl_context(serving, host), auth=auth, fallback_to_free_port=embedded
+    client_certs = front_proxy = None
+    if serving.client_ca_file:
+        client_certs = ClientCertAuthenticator(
+            load_ca_bundle(serving.client_ca_file, "--client-ca-file")
+        )
+    if (header := serving.requestheader) is not None:
+        front_proxy = FrontProxyAuthenticator(
+            load_ca_bundle(header.client_ca_file, "--requestheader-client-ca-file"),
+            allowed_names=header.allowed_names,
+            username_headers=header.username_headers,
+            group_headers=header.group_headers,
+            extra_headers_prefixes=header.extra_headers_prefixes,
+        )
+    delegated = any(x is not None for x in (authn, authz, client_certs, front_proxy))
+    if embedded and not delegated:
+        return None
+    if authz is None:
+        logger.warning(
+            "No authorization-kubeconfig provided, so SubjectAccessReview of authorization "
+            "tokens won't work."
+        )
+    return DelegatedAuth(
+        authn,
+        authz,
+        client_certs=client_certs,
+        front_proxy=front_proxy,
+        always_allow_paths=serving.always_allow_paths,
     )
 
 

@@ -8,13 +8,16 @@ error.
 from __future__ import annotations
 
 import argparse
+import csv
 from dataclasses import dataclass
 from typing import Any
 
+from ._kube_flags import kube_flag_parser
 from ._values import ip_address, port
 
 __all__ = [
     "DEFAULT_ALWAYS_ALLOW_PATHS",
+    "RequestHeaderSettings",
     "ServingSettings",
     "add_logging_flags",
     "add_serving_flags",
@@ -39,8 +42,36 @@ class ServingSettings:
     authentication_kubeconfig: str | None = None
     authorization_kubeconfig: str | None = None
     always_allow_paths: tuple[str, ...] = DEFAULT_ALWAYS_ALLOW_PATHS
+    client_ca_file: str | None = None
+    requestheader: RequestHeaderSettings | None = None
     tracing_config_file: str | None = None
     accepted: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class RequestHeaderSettings:
+    """``--requestheader-*``: a front proxy's CA, the CNs it may have (empty: any) and the
+    headers that name the user (kube's defaults)."""
+
+    client_ca_file: str
+    allowed_names: tuple[str, ...] = ()
+    username_headers: tuple[str, ...] = ("x-remote-user",)
+    group_headers: tuple[str, ...] = ("x-remote-group",)
+    extra_headers_prefixes: tuple[str, ...] = ("x-remote-extra-",)
+
+
+_REQUESTHEADER_LISTS = {
+    "--requestheader-allowed-names": (
+        "LIST",
+        "front proxy certificate CNs allowed to name users in headers (default: any the CA issued)",
+    ),
+    "--requestheader-username-headers": ("LIST", "headers naming the user (default x-remote-user)"),
+    "--requestheader-group-headers": ("LIST", "headers naming groups (default x-remote-group)"),
+    "--requestheader-extra-headers-prefix": (
+        "LIST",
+        "header prefixes naming user extras (default x-remote-extra-)",
+    ),
+}
 
 
 _ACCEPTED_SERVING = (
@@ -49,22 +80,17 @@ _ACCEPTED_SERVING = (
     "--authentication-token-webhook-cache-ttl",
     "--authorization-webhook-cache-authorized-ttl",
     "--authorization-webhook-cache-unauthorized-ttl",
-    "--client-ca-file",
     "--http2-max-streams-per-connection",
     "--permit-address-sharing",
     "--permit-port-sharing",
-    "--requestheader-allowed-names",
-    "--requestheader-client-ca-file",
-    "--requestheader-extra-headers-prefix",
-    "--requestheader-group-headers",
-    "--requestheader-username-headers",
     "--tls-cipher-suites",
     "--tls-min-version",
     "--tls-sni-cert-key",
 )
-"""Flags of kube's secure serving and delegation groups that kcm accepts as no-ops: client
-certificates and front-proxy headers are not authenticated (bearer tokens are), TLS
-parameters are Python's defaults (TLS 1.2+), sharing and HTTP/2 options do not apply."""
+"""Flags of kube's secure serving and delegation groups that kcm accepts as no-ops: the
+in-cluster lookup of the client and front proxy CAs (``extension-apiserver-authentication``)
+is not done (give the files), cache TTLs are kube's defaults, TLS parameters are Python's
+defaults (TLS 1.2+), sharing and HTTP/2 options do not apply."""
 
 _ACCEPTED_LOGGING = (
     "--add-dir-header",
@@ -85,15 +111,29 @@ _ACCEPTED_LOGGING = (
 
 
 def _accept(group: Any, flags: tuple[str, ...]) -> None:
+    """No-op flags, each parsed as its Go type (a bad value is a usage error, as in kube)."""
     for flag in flags:
+        go_type, parse = kube_flag_parser(flag)
+        what = "accepted as kube-controller-manager's; no effect in kcm"
+        if go_type == "bool":  # --flag or --flag=BOOL, as pflag
+            group.add_argument(
+                flag,
+                nargs="?",
+                const=True,
+                type=parse,
+                default=None,
+                metavar="BOOL",
+                dest=_accepted_dest(flag),
+                help=what,
+            )
+            continue
         group.add_argument(
             flag,
-            nargs="?",
-            const="true",
+            type=parse,
             default=None,
-            metavar="VALUE",
+            metavar=go_type.upper() if go_type.isalpha() else "VALUE",
             dest=_accepted_dest(flag),
-            help="accepted as kube-controller-manager's; no effect in kcm",
+            help=what,
         )
 
 
@@ -141,8 +181,9 @@ def add_serving_flags(parser: argparse.ArgumentParser, *, default_port: int = 10
     srv.add_argument(
         "--authorization-kubeconfig",
         metavar="PATH",
-        help="kubeconfig SubjectAccessReviews go through (e.g. get /metrics); without "
-        "either kubeconfig (and outside a pod) the port is open",
+        help="kubeconfig SubjectAccessReviews go through (e.g. get /metrics); without it "
+        "(and outside a pod) /metrics is only for system:masters client certificates, as "
+        "kube's (embedded mode without delegation flags: open on loopback)",
     )
     srv.add_argument(
         "--authorization-always-allow-paths",
@@ -151,7 +192,48 @@ def add_serving_flags(parser: argparse.ArgumentParser, *, default_port: int = 10
         help="paths allowed without a SubjectAccessReview (default "
         f"{','.join(DEFAULT_ALWAYS_ALLOW_PATHS)})",
     )
+    srv.add_argument(
+        "--client-ca-file",
+        metavar="FILE",
+        help="PEM CA bundle: a client certificate it issued authenticates as user CN, groups O "
+        "(asked for, not required)",
+    )
+    srv.add_argument(
+        "--requestheader-client-ca-file",
+        metavar="FILE",
+        help="PEM CA bundle of front proxies: a proxy certificate it issued lets the "
+        "--requestheader-* headers name the user",
+    )
+    for flag, (metavar, text) in _REQUESTHEADER_LISTS.items():
+        srv.add_argument(flag, action="append", type=_string_slice, metavar=metavar, help=text)
     _accept(srv, _ACCEPTED_SERVING)
+
+
+def _string_slice(text: str) -> list[str]:
+    """pflag's ``[]string`` value: comma-separated (CSV quoting), empty text is no items."""
+    return next(csv.reader([text])) if text else []
+
+
+def _requestheader_from(args: argparse.Namespace) -> RequestHeaderSettings | None:
+    """The front proxy settings (None without a CA: the other flags then do nothing, as in
+    kube); a list flag given replaces kube's default, repeated ones add up."""
+    if not args.requestheader_client_ca_file:
+        return None
+    default = RequestHeaderSettings(client_ca_file=args.requestheader_client_ca_file)
+
+    def given(flag: str, kube_default: tuple[str, ...]) -> tuple[str, ...]:
+        values = getattr(args, flag.lstrip("-").replace("-", "_"))
+        return kube_default if values is None else tuple(v for items in values for v in items)
+
+    return RequestHeaderSettings(
+        client_ca_file=default.client_ca_file,
+        allowed_names=given("--requestheader-allowed-names", default.allowed_names),
+        username_headers=given("--requestheader-username-headers", default.username_headers),
+        group_headers=given("--requestheader-group-headers", default.group_headers),
+        extra_headers_prefixes=given(
+            "--requestheader-extra-headers-prefix", default.extra_headers_prefixes
+        ),
+    )
 
 
 def add_logging_flags(group: Any) -> None:
@@ -183,6 +265,8 @@ def serving_from(args: argparse.Namespace) -> ServingSettings:
         authentication_kubeconfig=args.authentication_kubeconfig,
         authorization_kubeconfig=args.authorization_kubeconfig,
         always_allow_paths=tuple(p for p in paths if p),
+        client_ca_file=args.client_ca_file or None,
+        requestheader=_requestheader_from(args),
         tracing_config_file=getattr(args, "tracing_config_file", None),
         accepted=accepted,
     )

@@ -95,6 +95,8 @@ from ._certificate_requests import kubelet_serving_refusal as kubelet_serving_re
 from ._certificate_requests import parse_certificate_request as parse_certificate_request
 from ._cloud_support import CloudPart as CloudPart
 from ._cloud_support import cloud_support_refusal as cloud_support_refusal
+from ._controller_base import ControllerBase as ControllerBase
+from ._controller_base import ControllerOptions as ControllerOptions
 from ._controller_ref_manager import ControllerRefManager as ControllerRefManager
 from ._controller_ref_manager import LabelMatcher as LabelMatcher
 from ._controller_ref_manager import recheck_deletion_timestamp as recheck_deletion_timestamp
@@ -288,7 +290,9 @@ __all__ = [
     "TAINT_NODE_UNSCHEDULABLE",
     "CSIVolume",
     "CloudPart",
+    "ControllerBase",
     "ControllerExpectations",
+    "ControllerOptions",
     "ControllerRefManager",
     "EndpointSet",
     "EndpointSliceEvents",

@@ -53,13 +53,18 @@ from ._reconciler import Result as Result
 from ._reconciler import TerminalError as TerminalError
 from ._reconciler import current_reconcile as current_reconcile
 from ._reconciler import is_terminal as is_terminal
+from ._serving_tls import ask_for_client_certificates as ask_for_client_certificates
 from ._serving_tls import self_signed_context as self_signed_context
 from ._serving_tls import serving_context as serving_context
 from ._shutdown import graceful_shield as graceful_shield
 from ._types import HasMetadata as HasMetadata
+from ._x509_auth import ClientCertAuthenticator as ClientCertAuthenticator
+from ._x509_auth import FrontProxyAuthenticator as FrontProxyAuthenticator
+from ._x509_auth import load_ca_bundle as load_ca_bundle
 
 __all__ = [
     "RECONCILE_TIME_BUCKETS",
+    "ClientCertAuthenticator",
     "Controller",
     "ControllerBuilder",
     "DelegatedAuth",
@@ -67,6 +72,7 @@ __all__ = [
     "EnqueueForOwner",
     "EnqueueMapped",
     "EventHandler",
+    "FrontProxyAuthenticator",
     "HasMetadata",
     "HealthCheck",
     "LeaderElectionOptions",
@@ -85,6 +91,7 @@ __all__ = [
     "add_finalizer",
     "and_",
     "annotations_changed",
+    "ask_for_client_certificates",
     "controller_for",
     "current_reconcile",
     "enqueue_mapped",
@@ -97,6 +104,7 @@ __all__ = [
     "is_terminal",
     "label_selector",
     "labels_changed",
+    "load_ca_bundle",
     "new_controller_ref",
     "not_",
     "or_",

@@ -24,6 +24,7 @@ from prometheus_client import CollectorRegistry, Metric
 from prometheus_client.exposition import choose_encoder
 
 from kcm._extras import require
+from kcm._peer_certificate import peer_certificate, record_peer_certificates
 
 from ._delegated_auth import DelegatedAuth, Denied
 
@@ -128,13 +129,20 @@ class HealthzApp:
             return
         path = str(scope["path"]).rstrip("/") or "/"
         query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"), True)
-        headers = {
-            name.decode("latin-1"): value.decode("latin-1")
+        raw_headers = [
+            (name.decode("latin-1").lower(), value.decode("latin-1"))
             for name, value in scope.get("headers", ())
-        }
+        ]
+        headers = dict(reversed(raw_headers))  # the first of repeated names, as Go's Get
         if self._auth is not None:
             try:
-                await self._auth.check(scope["method"], path, headers.get("authorization"))
+                await self._auth.check(
+                    scope["method"],
+                    path,
+                    headers.get("authorization"),
+                    certificate=peer_certificate(),
+                    headers=raw_headers,
+                )
             except Denied as denied:
                 await _respond(send, denied.status, denied.body, "application/json")
                 return
@@ -322,6 +330,8 @@ class HealthServer:
         from hypercorn.config import Sockets
         from hypercorn.utils import wrap_app
 
+        if self._ssl is not None:
+            record_peer_certificates()
         config = _hypercorn_config(self._ssl)
         config.graceful_timeout = self._graceful_timeout
         config.errorlog = logging.getLogger("kcm.runtime.http")

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from kcm._extras import require
 from kcm.errors import ConfigError
 
-__all__ = ["self_signed_context", "serving_context"]
+__all__ = ["ask_for_client_certificates", "self_signed_context", "serving_context"]
 
 _VALIDITY = datetime.timedelta(days=365)
 
@@ -37,6 +37,25 @@ def serving_context(cert_file: str, key_file: str) -> ssl.SSLContext:
             f"usable PEM pair: {exc}"
         ) from exc
     return ctx
+
+
+def ask_for_client_certificates(context: ssl.SSLContext, ca_files: Sequence[str]) -> None:
+    """Ask TLS clients for a certificate (not require one) and verify one sent against
+    ``ca_files`` (kube's client CA and front proxy CA).
+
+    Unlike Go's TLS server, which takes any certificate and leaves verification to the
+    authenticators (a stranger's certificate is then 401), Python's ``ssl`` can only verify
+    during the handshake: a certificate no CA here issued fails the handshake.
+
+    Raises:
+        ConfigError: a CA file is unreadable or holds no certificate.
+    """
+    for path in ca_files:
+        try:
+            context.load_verify_locations(cafile=path)
+        except (OSError, ssl.SSLError) as exc:
+            raise ConfigError(f"client CA file {path} is not a usable PEM bundle: {exc}") from exc
+    context.verify_mode = ssl.CERT_OPTIONAL
 
 
 def self_signed_context(host: str, names: Sequence[str] = ("localhost",)) -> ssl.SSLContext:

@@ -30,6 +30,7 @@ state sync) unless ``disable_reconcile_sync``.
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Any, final
 
 import anyio
@@ -43,6 +44,7 @@ from kcm.controllerkit import (
     add_pod_pvc_index,
     csi_unique_volume_name,
     is_pod_terminated,
+    run_every,
 )
 from kcm.errors import AlreadyExists, ConfigError, NotFound
 from kcm.informers import SharedInformerFactory
@@ -232,14 +234,14 @@ class AttachDetachController:
         async with anyio.create_task_group() as tg:
             await tg.start(self.controller.run)
             if not self._sync_disabled:
-                tg.start_soon(self._sync_loop)
+                tg.start_soon(
+                    partial(run_every, self._clock, self._sync_period, self._sync, at_once=False)
+                )
             task_status.started()
 
-    async def _sync_loop(self) -> None:
-        while True:
-            await self._clock.sleep(self._sync_period)
-            for key in self._all_nodes():
-                self.controller.enqueue(key)
+    async def _sync(self) -> None:
+        for key in self._all_nodes():
+            self.controller.enqueue(key)
 
     # -- reconcile ---------------------------------------------------------------------------
 

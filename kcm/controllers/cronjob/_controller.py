@@ -13,15 +13,20 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime, timedelta, tzinfo
+from typing import Unpack
 
 import anyio
 import msgspec
 from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.controllerkit import error_text, finished_condition, is_namespace_terminating
+from kcm.controllerkit import (
+    ControllerBase,
+    ControllerOptions,
+    error_text,
+    finished_condition,
+    is_namespace_terminating,
+)
 from kcm.controllers import add_controller
 from kcm.errors import AlreadyExists, KcmError, NotFound
 from kcm.informers import SharedInformerFactory
@@ -29,7 +34,6 @@ from kcm.models import ObjectKey
 from kcm.models.batch_v1 import CronJob, CronJobStatus, Job, JobSpec
 from kcm.models.core_v1 import ObjectReference
 from kcm.models.meta_v1 import ObjectMeta
-from kcm.record import EventRecorder
 from kcm.runtime import (
     Controller,
     Manager,
@@ -100,7 +104,7 @@ def _same_time(a: datetime | None, b: datetime | None) -> bool:
     return a is not None and b is not None and int(a.timestamp()) == int(b.timestamp())
 
 
-class CronJobController:
+class CronJobController(ControllerBase):
     """Reconciles CronJobs (kube-controller-manager's ``cronjob`` controller).
 
     Args:
@@ -123,34 +127,26 @@ class CronJobController:
           retry before the next start time).
     """
 
+    default_workers = DEFAULT_WORKERS
+
     def __init__(
         self,
         client: ApiClient,
         factory: SharedInformerFactory,
         *,
-        recorder: EventRecorder,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = DEFAULT_WORKERS,
-        registry: CollectorRegistry | None = None,
         time_zone: tzinfo | None = None,
+        **options: Unpack[ControllerOptions],
     ) -> None:
-        self._client = client
-        self._recorder = recorder
-        self._clock = clock
+        super().__init__(client, **options)
         self.default_time_zone: tzinfo = time_zone if time_zone is not None else local_time_zone()
         """The zone of CronJobs without ``spec.timeZone``."""
         cj_informer = factory.informer_for(CronJob)
         job_informer = factory.informer_for(Job)
         self.cronjobs = cj_informer.lister()
         self.jobs = job_informer.lister()
-        self.controller: Controller[ObjectKey] = Controller(
-            NAME, self, max_concurrent_reconciles=workers, clock=clock, metrics=registry
-        )
+        self.controller: Controller[ObjectKey] = self.new_controller(NAME, self)
         self.controller.watch(cj_informer, enqueue_object())
         self.controller.watch(job_informer, enqueue_owner(CronJob))  # the controlling CronJob
-
-    def __repr__(self) -> str:
-        return f"<CronJobController workers={self.controller.max_concurrent_reconciles}>"
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Sync CronJobs until cancelled; ``task_status.started()`` once caches synced."""
@@ -166,18 +162,6 @@ class CronJobController:
         if cj is None:
             return Result()
         return await _Sync(self, request, cj).run()
-
-    @property
-    def clock(self) -> Clock:
-        return self._clock
-
-    @property
-    def recorder(self) -> EventRecorder:
-        return self._recorder
-
-    @property
-    def client(self) -> ApiClient:
-        return self._client
 
 
 class _Sync:

@@ -16,6 +16,7 @@ from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import run_every
 from kcm.errors import ApiError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models.certificates_v1 import CertificateSigningRequest
@@ -70,9 +71,7 @@ class CSRCleanerController:
         """Wait for the cache, then clean every ``period`` seconds until cancelled."""
         await self.informer.wait_for_sync()
         task_status.started()
-        while True:
-            await self.clean_once()
-            await self._clock.sleep(self._period)
+        await run_every(self._clock, self._period, self.clean_once)
 
     async def clean_once(self) -> None:
         """One pass over the cached requests."""

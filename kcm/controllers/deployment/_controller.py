@@ -22,16 +22,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Unpack
 
 import anyio
 import msgspec
 from anyio.abc import TaskStatus
 from cachetools import TTLCache
-from prometheus_client import CollectorRegistry
 
 from kcm.client import Api, ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.controllerkit import (
+    ControllerBase,
+    ControllerOptions,
     ControllerRefManager,
     is_namespace_terminating,
     recheck_deletion_timestamp,
@@ -43,7 +44,6 @@ from kcm.models.apps_v1 import Deployment, DeploymentStatus, ReplicaSet, Replica
 from kcm.models.core_v1 import Pod, PodTemplateSpec
 from kcm.models.meta_v1 import LabelSelector as LabelSelectorModel
 from kcm.models.meta_v1 import ObjectMeta
-from kcm.record import EventRecorder
 from kcm.runtime import Controller, Result, TerminalError, get_controller_of, new_controller_ref
 from kcm.selectors import LabelSelector
 
@@ -213,7 +213,7 @@ class _PodEvents:
         return self._owner.deployment_for_deleted_pod(obj)
 
 
-class DeploymentController:
+class DeploymentController(ControllerBase):
     """Reconciles Deployments (kube-controller-manager's ``deployment`` controller).
 
     Args:
@@ -241,19 +241,15 @@ class DeploymentController:
           or a test) must keep it up to date.
     """
 
+    default_workers = DEFAULT_WORKERS
+
     def __init__(
         self,
         client: ApiClient,
         factory: SharedInformerFactory,
-        *,
-        recorder: EventRecorder,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = DEFAULT_WORKERS,
-        registry: CollectorRegistry | None = None,
+        **options: Unpack[ControllerOptions],
     ) -> None:
-        self._client = client
-        self._recorder = recorder
-        self._clock = clock
+        super().__init__(client, **options)
         d_informer = factory.informer_for(Deployment)
         rs_informer = factory.informer_for(ReplicaSet)
         pod_informer = factory.informer_for(Pod)
@@ -263,19 +259,14 @@ class DeploymentController:
         if _OWNER_INDEX not in rs_informer.indexer.indexers():
             rs_informer.add_indexers({_OWNER_INDEX: _owner_index})
         self._written: TTLCache[ObjectKey, dict[tuple[str, str], tuple[str, float]]] = TTLCache(
-            maxsize=1_000_000, ttl=STALE_CACHE_MAX_WAIT, timer=clock.monotonic
+            maxsize=1_000_000, ttl=STALE_CACHE_MAX_WAIT, timer=self.clock.monotonic
         )
         """Per Deployment: (kind, name) of each object a sync wrote -> (the resourceVersion
         it replaced, "" for a create; when, on the clock)."""
-        self.controller: Controller[ObjectKey] = Controller(
-            NAME, self, max_concurrent_reconciles=workers, clock=clock, metrics=registry
-        )
+        self.controller: Controller[ObjectKey] = self.new_controller(NAME, self)
         self.controller.watch(d_informer, _DeploymentEvents())
         self.controller.watch(rs_informer, _ReplicaSetEvents(self))
         self.controller.watch(pod_informer, _PodEvents(self))
-
-    def __repr__(self) -> str:
-        return f"<DeploymentController workers={self.controller.max_concurrent_reconciles}>"
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Sync Deployments until cancelled; ``task_status.started()`` once the caches synced.
@@ -434,18 +425,6 @@ class DeploymentController:
         if after <= 0:
             return Result(requeue=True)
         return Result(requeue_after=after)
-
-    @property
-    def client(self) -> ApiClient:
-        return self._client
-
-    @property
-    def clock(self) -> Clock:
-        return self._clock
-
-    @property
-    def recorder(self) -> EventRecorder:
-        return self._recorder
 
 
 class _Sync:

@@ -14,21 +14,19 @@ pending ``disruptedPods`` is synced again when the earliest of them expires.
 from __future__ import annotations
 
 import logging
-from typing import final
+from typing import Unpack, final
 
 import anyio
 from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import ControllerBase, ControllerOptions
 from kcm.errors import Conflict, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey
 from kcm.models.apps_v1 import Deployment, ReplicaSet, StatefulSet
 from kcm.models.core_v1 import Pod, ReplicationController
 from kcm.models.policy_v1 import PodDisruptionBudget
-from kcm.record import EventRecorder
 from kcm.runtime import Controller, Result, enqueue_mapped, enqueue_object, get_controller_of
 from kcm.selectors import LabelSelector, SelectorParseError
 from kcm.workqueue import default_controller_rate_limiter
@@ -64,7 +62,7 @@ def _no_keys(_: object) -> tuple[ObjectKey, ...]:
 
 
 @final
-class DisruptionController:
+class DisruptionController(ControllerBase):
     """kube-controller-manager's ``disruption`` controller: PodDisruptionBudget status.
 
     Args:
@@ -86,19 +84,15 @@ class DisruptionController:
         * ``observedGeneration`` is written only with numbers counted for that generation.
     """
 
+    default_workers = DEFAULT_WORKERS
+
     def __init__(
         self,
         client: ApiClient,
         factory: SharedInformerFactory,
-        *,
-        recorder: EventRecorder,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = DEFAULT_WORKERS,
-        registry: CollectorRegistry | None = None,
+        **options: Unpack[ControllerOptions],
     ) -> None:
-        self._client = client
-        self._clock = clock
-        self._recorder = recorder
+        super().__init__(client, **options)
         budget_informer = factory.informer_for(PodDisruptionBudget)
         pod_informer = factory.informer_for(Pod)
         rc_informer = factory.informer_for(ReplicationController)
@@ -114,24 +108,16 @@ class DisruptionController:
             deployments=deployment_informer.lister(),
             stateful_sets=set_informer.lister(),
         )
-        self.controller: Controller[ObjectKey] = Controller(
-            NAME,
-            self,
-            max_concurrent_reconciles=workers,
-            rate_limiter=default_controller_rate_limiter(clock=clock),
-            clock=clock,
-            metrics=registry,
+        self.controller: Controller[ObjectKey] = self.new_controller(
+            NAME, self, rate_limiter=default_controller_rate_limiter(clock=self.clock)
         )
         self.controller.watch(budget_informer, enqueue_object())
-        self.controller.watch(pod_informer, PodEvents(self.budgets, recorder))
+        self.controller.watch(pod_informer, PodEvents(self.budgets, self.recorder))
         # Read through listers only (as in Go); watched so that syncs wait for their caches.
         self.controller.watch(rc_informer, enqueue_mapped(_no_keys))
         self.controller.watch(rs_informer, enqueue_mapped(_no_keys))
         self.controller.watch(deployment_informer, enqueue_mapped(_no_keys))
         self.controller.watch(set_informer, enqueue_mapped(_no_keys))
-
-    def __repr__(self) -> str:
-        return f"<DisruptionController workers={self.controller.max_concurrent_reconciles}>"
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Sync budgets until cancelled; ``task_status.started()`` once the caches have synced

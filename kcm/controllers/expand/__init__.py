@@ -7,7 +7,7 @@ docs/controllers.md#persistentvolume-expander.
 
 from __future__ import annotations
 
-from kcm.controllers import CONTROLLERS
+from kcm.controllers import CONTROLLERS, add_controller
 from kcm.runtime import Manager
 
 from ._controller import PRE_RESIZE_CAPACITY_ANNOTATION as PRE_RESIZE_CAPACITY_ANNOTATION
@@ -28,16 +28,7 @@ DEFAULT_WORKERS = CONTROLLERS[NAME].default_workers
 def add_to_manager(manager: Manager, *, workers: int = DEFAULT_WORKERS) -> None:
     """Build the controller and add it (leader-elected), with kube's ``volume_expand`` event
     source."""
-    manager.add(
-        ExpandController(
-            manager.client,
-            manager.factory,
-            recorder=manager.event_recorder("volume_expand"),
-            clock=manager.clock,
-            workers=workers,
-            registry=manager.registry,
-        )
-    )
+    add_controller(manager, NAME, ExpandController, workers=workers, event_source="volume_expand")
 
 
 __all__ = [

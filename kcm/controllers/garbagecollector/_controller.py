@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any, final
+from typing import Any, Unpack, final
 
 import anyio
 import anyio.abc
 from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient, server_preferred_resources
-from kcm.clock import SYSTEM_CLOCK, Clock, move_on_after
+from kcm.clock import move_on_after
+from kcm.controllerkit import ControllerBase, ControllerOptions
 from kcm.errors import Conflict, NotFound
 from kcm.informers import (
     HandlerRegistration,
@@ -35,8 +35,7 @@ from kcm.models import (
 )
 from kcm.models.apiextensions_v1 import CustomResourceDefinition
 from kcm.models.meta_v1 import ObjectMeta, OwnerReference
-from kcm.record import EventRecorder
-from kcm.runtime import Controller, ReconcileFunc, Result
+from kcm.runtime import ReconcileFunc, Result
 
 from ._graph import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Graph, Identity, Node, coordinates
 
@@ -156,7 +155,7 @@ def _event_object(identity: Identity) -> PartialObjectMetadata:
 
 
 @final
-class GarbageCollectorController:
+class GarbageCollectorController(ControllerBase):
     """Deletes objects whose owners are gone; runs foreground and orphan propagation.
 
     Args:
@@ -192,39 +191,28 @@ class GarbageCollectorController:
           referenced and verified again (as kube).
     """
 
+    default_workers = 20
+
     def __init__(
         self,
         client: ApiClient,
         factory: SharedInformerFactory,
         *,
-        recorder: EventRecorder,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = 20,
-        registry: CollectorRegistry | None = None,
         resync_period: float = 30.0,
         ignored_resources: Iterable[tuple[str, str]] = DEFAULT_IGNORED_RESOURCES,
         sync_timeout: float = 60.0,
+        **options: Unpack[ControllerOptions],
     ) -> None:
-        self._client = client
+        super().__init__(client, **options)
         self._factory = factory
-        self._recorder = recorder
-        self._clock = clock
         self._resync_period = resync_period
         self._ignored = frozenset(ignored_resources)
         self._sync_timeout = sync_timeout
-        self.attempt_to_delete: Controller[str] = Controller(
-            "garbage_collector_attempt_to_delete",
-            ReconcileFunc(self._attempt_to_delete),
-            max_concurrent_reconciles=workers,
-            clock=clock,
-            metrics=registry,
+        self.attempt_to_delete = self.new_controller(
+            "garbage_collector_attempt_to_delete", ReconcileFunc(self._attempt_to_delete)
         )
-        self.attempt_to_orphan: Controller[str] = Controller(
-            "garbage_collector_attempt_to_orphan",
-            ReconcileFunc(self._attempt_to_orphan),
-            max_concurrent_reconciles=workers,
-            clock=clock,
-            metrics=registry,
+        self.attempt_to_orphan = self.new_controller(
+            "garbage_collector_attempt_to_orphan", ReconcileFunc(self._attempt_to_orphan)
         )
         self.graph = Graph(
             attempt_to_delete=self.attempt_to_delete.queue.add,

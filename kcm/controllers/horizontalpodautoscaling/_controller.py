@@ -18,16 +18,14 @@ import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any, final
+from typing import Any, Unpack, final
 from urllib.parse import quote
 
 import anyio
 from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.controllerkit import error_text, log_failed_pass
+from kcm.controllerkit import ControllerBase, ControllerOptions, error_text, log_failed_pass
 from kcm.errors import ApiError
 from kcm.informers import SharedInformerFactory
 from kcm.models import (
@@ -40,7 +38,6 @@ from kcm.models import (
 )
 from kcm.models.autoscaling_v2 import HorizontalPodAutoscaler
 from kcm.models.core_v1 import Pod
-from kcm.record import EventRecorder
 from kcm.selectors import LabelSelector, SelectorParseError
 from kcm.workqueue import DelayingQueue
 
@@ -71,7 +68,7 @@ class _Failed(Exception):
 
 
 @final
-class HorizontalController:
+class HorizontalController(ControllerBase):
     """Scales targets of HorizontalPodAutoscalers by their metrics.
 
     Args:
@@ -94,20 +91,15 @@ class HorizontalController:
         client: ApiClient,
         factory: SharedInformerFactory,
         *,
-        recorder: EventRecorder,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = 1,
-        registry: CollectorRegistry | None = None,
         sync_period: float = 15.0,
         downscale_stabilization: float = 300.0,
         tolerance: float = 0.1,
         cpu_initialization_period: float = 300.0,
         initial_readiness_delay: float = 30.0,
+        **options: Unpack[ControllerOptions],
     ) -> None:
-        self._client = client
-        self._recorder = recorder
-        self._clock = clock
-        self.workers = workers
+        super().__init__(client, **options)
+        self.workers = self._workers  # accepted like every controller's; one pass loop runs
         self.sync_period = sync_period
         self.downscale_stabilization = downscale_stabilization
         self.calculator = ReplicaCalculator(
@@ -124,7 +116,7 @@ class HorizontalController:
         # kcm_workqueue_* metrics like every controller's requeues (what "idle" means to a
         # caller that reads them)
         self._passes: DelayingQueue[str] = DelayingQueue(
-            name="horizontalpodautoscaler", clock=clock, metrics=registry
+            name="horizontalpodautoscaler", clock=self.clock, metrics=self._registry
         )
         self._deadline = 0.0  # when the next pass is due (the sync-period beat)
         self._parked = False  # no pass queued: there was no HPA at the last one

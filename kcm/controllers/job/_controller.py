@@ -25,14 +25,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from typing import Unpack
 
 import anyio
 from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient, PatchType
-from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.controllerkit import (
+    ControllerBase,
+    ControllerOptions,
     UIDTrackingControllerExpectations,
     is_finished,
 )
@@ -42,7 +43,6 @@ from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key
 from kcm.models.batch_v1 import Job
 from kcm.models.core_v1 import Pod
-from kcm.record import EventRecorder
 from kcm.runtime import (
     Controller,
     Manager,
@@ -147,7 +147,7 @@ class _PodEvents:
         return (key,)
 
 
-class JobController:
+class JobController(ControllerBase):
     """Reconciles Jobs (kube-controller-manager's ``job`` controller).
 
     Args:
@@ -174,35 +174,26 @@ class JobController:
           kubelet a deleted pod bound to a node terminates only when someone finishes it.
     """
 
+    default_workers = DEFAULT_WORKERS
+
     def __init__(
         self,
         client: ApiClient,
         factory: SharedInformerFactory,
-        *,
-        recorder: EventRecorder,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = DEFAULT_WORKERS,
-        registry: CollectorRegistry | None = None,
+        **options: Unpack[ControllerOptions],
     ) -> None:
-        self._client = client
-        self._recorder = recorder
-        self._clock = clock
+        super().__init__(client, **options)
         job_informer = factory.informer_for(Job)
         pod_informer = factory.informer_for(Pod)
         self.jobs = job_informer.lister()
         self.pods = pod_informer.lister()
-        self.expectations = UIDTrackingControllerExpectations(clock=clock)
+        self.expectations = UIDTrackingControllerExpectations(clock=self.clock)
         self._finalizer_removals: dict[ObjectKey, set[str]] = {}
         self._backoff: dict[ObjectKey, BackoffRecord] = {}
         self._starts: dict[ObjectKey, tuple[str, datetime]] = {}
-        self.controller: Controller[ObjectKey] = Controller(
-            NAME, self, max_concurrent_reconciles=workers, clock=clock, metrics=registry
-        )
+        self.controller: Controller[ObjectKey] = self.new_controller(NAME, self)
         self.controller.watch(job_informer, enqueue_object())
         self.controller.watch(pod_informer, _PodEvents(self))
-
-    def __repr__(self) -> str:
-        return f"<JobController workers={self.controller.max_concurrent_reconciles}>"
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Sync Jobs until cancelled; ``task_status.started()`` once the caches have synced.
@@ -358,18 +349,6 @@ class JobController:
 
     def save_backoff(self, key: ObjectKey, record: BackoffRecord) -> None:
         self._backoff[key] = record
-
-    @property
-    def clock(self) -> Clock:
-        return self._clock
-
-    @property
-    def recorder(self) -> EventRecorder:
-        return self._recorder
-
-    @property
-    def client(self) -> ApiClient:
-        return self._client
 
 
 def add_to_manager(manager: Manager, *, workers: int = DEFAULT_WORKERS) -> None:

@@ -37,7 +37,7 @@ from prometheus_client import CollectorRegistry, Counter
 
 from kcm.client import ApiClient
 from kcm.clock import SYSTEM_CLOCK, Clock
-from kcm.controllerkit import log_failed_pass
+from kcm.controllerkit import log_failed_pass, run_every
 from kcm.errors import ApiError, KcmError, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import (
@@ -274,12 +274,12 @@ class NodeLifecycleController:
     # -- loops -------------------------------------------------------------------------------
 
     async def _monitor_loop(self) -> None:
-        while True:
-            try:
-                await self.monitor_node_health()
-            except Exception as exc:
-                log_failed_pass(logger, "nodelifecycle: health pass", exc)
-            await self._clock.sleep(self.monitor_period)
+        await run_every(
+            self._clock,
+            self.monitor_period,
+            self.monitor_node_health,
+            on_failure=lambda exc: log_failed_pass(logger, "nodelifecycle: health pass", exc),
+        )
 
     async def _tainting_loop(self) -> None:
         while True:

@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any, Generic, TypeVar, final
+from functools import partial
+from typing import Any, Generic, TypeVar, Unpack, final
 
 import anyio
 import msgspec
 from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.controllerkit import (
     ANN_BETA_STORAGE_PROVISIONER,
     ANN_BIND_COMPLETED,
@@ -31,9 +30,12 @@ from kcm.controllerkit import (
     ANN_SELECTED_NODE,
     ANN_STORAGE_PROVISIONER,
     POD_PVC_INDEX,
+    ControllerBase,
+    ControllerOptions,
     add_pod_pvc_index,
     claim_class,
     is_volume_bound_to_claim,
+    run_every,
 )
 from kcm.errors import NotFound
 from kcm.informers import SharedInformerFactory
@@ -48,7 +50,6 @@ from kcm.models.core_v1 import (
     Pod,
 )
 from kcm.models.storage_v1 import StorageClass
-from kcm.record import EventRecorder
 from kcm.runtime import Controller, Result
 from kcm.workqueue import default_controller_rate_limiter
 
@@ -114,7 +115,7 @@ def _claim_key(ref: ObjectReference) -> ObjectKey:
 
 
 @final
-class PersistentVolumeBinder:
+class PersistentVolumeBinder(ControllerBase):
     """Binds PersistentVolumeClaims to PersistentVolumes (see the module docstring).
 
     Args:
@@ -135,16 +136,11 @@ class PersistentVolumeBinder:
         client: ApiClient,
         factory: SharedInformerFactory,
         *,
-        recorder: EventRecorder,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = 1,
-        registry: CollectorRegistry | None = None,
         sync_period: float = DEFAULT_SYNC_PERIOD,
         enable_dynamic_provisioning: bool = True,
+        **options: Unpack[ControllerOptions],
     ) -> None:
-        self._client = client
-        self._recorder = recorder
-        self._clock = clock
+        super().__init__(client, **options)
         self._sync_period = sync_period
         self._provisioning = enable_dynamic_provisioning
         volumes = factory.informer_for(PersistentVolume)
@@ -158,13 +154,10 @@ class PersistentVolumeBinder:
         self._pods = pods.lister()
         self._written_volumes: _Written[PersistentVolume] = _Written()
         self._written_claims: _Written[PersistentVolumeClaim] = _Written()
-        self.controller: Controller[ObjectKey] = Controller(
+        self.controller: Controller[ObjectKey] = self.new_controller(
             "persistentvolume-binder",
             self,
-            max_concurrent_reconciles=workers,
-            rate_limiter=default_controller_rate_limiter(clock=clock),
-            clock=clock,
-            metrics=registry,
+            rate_limiter=default_controller_rate_limiter(clock=self.clock),
         )
         self.controller.watch(volumes, _VolumeEvents(), kind="PersistentVolume")
         self.controller.watch(claims, _ClaimEvents(), kind="PersistentVolumeClaim")
@@ -180,19 +173,21 @@ class PersistentVolumeBinder:
             async with anyio.create_task_group() as tg:
                 await tg.start(self.controller.run)
                 if self._sync_period > 0:
-                    tg.start_soon(self._resync)
+                    tg.start_soon(
+                        partial(
+                            run_every, self._clock, self._sync_period, self._resync, at_once=False
+                        )
+                    )
                 task_status.started()
         finally:
             for registration in self._lister_only:
                 registration.remove()
 
     async def _resync(self) -> None:
-        while True:
-            await self._clock.sleep(self._sync_period)
-            for claim in self._claims.list():
-                self.controller.enqueue(object_key(claim))
-            for volume in self._volumes.list():
-                self.controller.enqueue(object_key(volume))
+        for claim in self._claims.list():
+            self.controller.enqueue(object_key(claim))
+        for volume in self._volumes.list():
+            self.controller.enqueue(object_key(volume))
 
     async def reconcile(self, request: ObjectKey) -> Result:
         """Sync the volume (no namespace) or claim ``request``.

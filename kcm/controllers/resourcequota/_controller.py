@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any, final
+from functools import partial
+from typing import Any, Unpack, final
 
 import anyio
 from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient, server_preferred_resources
-from kcm.clock import SYSTEM_CLOCK, Clock, move_on_after
+from kcm.clock import move_on_after
+from kcm.controllerkit import ControllerBase, ControllerOptions, run_every
 from kcm.informers import SharedIndexInformer, SharedInformerFactory, strip_managed_fields
 from kcm.models import (
     ObjectKey,
@@ -52,8 +53,7 @@ from kcm.quota import (
     next_status,
     quota_service_type,
 )
-from kcm.record import EventRecorder
-from kcm.runtime import Controller, ReconcileFunc, Result
+from kcm.runtime import ReconcileFunc, Result
 
 __all__ = ["DEFAULT_RESYNC_PERIOD", "ResourceQuotaController", "UsageNotReady"]
 
@@ -86,7 +86,7 @@ def _namespace(item: Any) -> str:
 
 
 @final
-class ResourceQuotaController:
+class ResourceQuotaController(ControllerBase):
     """Writes every ResourceQuota's ``status.hard`` and ``status.used``.
 
     Args:
@@ -104,36 +104,22 @@ class ResourceQuotaController:
         controller, priority: the normal and the priority (missing usage) queue's controllers.
     """
 
+    default_workers = 5
+
     def __init__(
         self,
         client: ApiClient,
         factory: SharedInformerFactory,
         *,
-        recorder: EventRecorder,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = 5,
-        registry: CollectorRegistry | None = None,
         resync_period: float = DEFAULT_RESYNC_PERIOD,
+        **options: Unpack[ControllerOptions],
     ) -> None:
-        self._client = client
+        super().__init__(client, **options)
         self._factory = factory
-        self._recorder = recorder
-        self._clock = clock
         self._resync = resync_period
-        self.controller: Controller[ObjectKey] = Controller(
-            "resourcequota_primary",  # Go's work queue name
-            ReconcileFunc(self.sync),
-            max_concurrent_reconciles=workers,
-            clock=clock,
-            metrics=registry,
-        )
-        self.priority: Controller[ObjectKey] = Controller(
-            "resourcequota_priority",
-            ReconcileFunc(self.sync),
-            max_concurrent_reconciles=workers,
-            clock=clock,
-            metrics=registry,
-        )
+        # Go's work queue names
+        self.controller = self.new_controller("resourcequota_primary", ReconcileFunc(self.sync))
+        self.priority = self.new_controller("resourcequota_priority", ReconcileFunc(self.sync))
         self.quota_informer = factory.informer_for(ResourceQuota)
         self._registration = self.quota_informer.add_event_handler(
             on_add=self._quota_added, on_update=self._quota_updated, on_delete=self._quota_deleted
@@ -163,9 +149,6 @@ class ResourceQuotaController:
             self._watch_counted(group, resource, informer)
         self.controller.wait_for(self._monitors, kind="quota monitors")
         self._discovered: dict[tuple[str, str], ResourceInfo] = {}
-
-    def __repr__(self) -> str:
-        return f"<ResourceQuotaController workers={self.controller.max_concurrent_reconciles}>"
 
     # -- events ------------------------------------------------------------------------------
 
@@ -239,17 +222,19 @@ class ResourceQuotaController:
                 await tg.start(self.controller.run)
                 await tg.start(self.priority.run)
                 if self._resync > 0:
-                    tg.start_soon(self._resync_loop)
+                    tg.start_soon(
+                        partial(
+                            run_every, self._clock, self._resync, self._resync_pass, at_once=False
+                        )
+                    )
                 task_status.started()
         finally:
             self._registration.remove()
             for monitor in self._monitors:
                 monitor.remove()
 
-    async def _resync_loop(self) -> None:
-        while True:
-            await self._clock.sleep(self._resync)
-            self.enqueue_all()
+    async def _resync_pass(self) -> None:
+        self.enqueue_all()
 
     # -- sync --------------------------------------------------------------------------------
 

@@ -16,15 +16,15 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import final
+from typing import Unpack, final
 
 import anyio
 from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.controllerkit import (
+    ControllerBase,
+    ControllerOptions,
     ControllerRefManager,
     History,
     recheck_deletion_timestamp,
@@ -35,7 +35,6 @@ from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, object_key, resource_info_for
 from kcm.models.apps_v1 import ControllerRevision, StatefulSet
 from kcm.models.core_v1 import PersistentVolumeClaim, Pod
-from kcm.record import EventRecorder
 from kcm.runtime import (
     Controller,
     Result,
@@ -86,7 +85,7 @@ def _no_keys(_: object) -> tuple[ObjectKey, ...]:
 
 
 @final
-class StatefulSetController:
+class StatefulSetController(ControllerBase):
     """kube-controller-manager's ``statefulset`` controller.
 
     Args:
@@ -112,18 +111,15 @@ class StatefulSetController:
           seen a create makes the next sync's create fail with AlreadyExists and retry.
     """
 
+    default_workers = DEFAULT_WORKERS
+
     def __init__(
         self,
         client: ApiClient,
         factory: SharedInformerFactory,
-        *,
-        recorder: EventRecorder,
-        clock: Clock = SYSTEM_CLOCK,
-        workers: int = DEFAULT_WORKERS,
-        registry: CollectorRegistry | None = None,
+        **options: Unpack[ControllerOptions],
     ) -> None:
-        self._client = client
-        self._clock = clock
+        super().__init__(client, **options)
         self._superseded: dict[ObjectKey, tuple[str, float]] = {}
         """Per set: the resourceVersion our last status write replaced, and when."""
         set_informer = factory.informer_for(StatefulSet)
@@ -132,24 +128,16 @@ class StatefulSetController:
         revision_informer = factory.informer_for(ControllerRevision)
         self.sets = set_informer.lister()
         self.pods = pod_informer.lister()
-        self.history = History(client, revision_informer.lister(), clock=clock)
-        self.pod_control = StatefulPodControl(client, claim_informer.lister(), recorder)
-        self.controller: Controller[ObjectKey] = Controller(
-            NAME,
-            self,
-            max_concurrent_reconciles=workers,
-            rate_limiter=default_controller_rate_limiter(clock=clock),
-            clock=clock,
-            metrics=registry,
+        self.history = History(client, revision_informer.lister(), clock=self.clock)
+        self.pod_control = StatefulPodControl(client, claim_informer.lister(), self.recorder)
+        self.controller: Controller[ObjectKey] = self.new_controller(
+            NAME, self, rate_limiter=default_controller_rate_limiter(clock=self.clock)
         )
         self.controller.watch(set_informer, enqueue_object())
         self.controller.watch(pod_informer, PodEvents(self.sets, self.controller.queue.add_after))
         # Read through listers only (as in Go); watched so that syncs wait for their caches.
         self.controller.watch(claim_informer, enqueue_mapped(_no_keys))
         self.controller.watch(revision_informer, enqueue_mapped(_no_keys))
-
-    def __repr__(self) -> str:
-        return f"<StatefulSetController workers={self.controller.max_concurrent_reconciles}>"
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Sync StatefulSets until cancelled; ``task_status.started()`` once the caches have

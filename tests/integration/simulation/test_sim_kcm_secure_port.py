@@ -268,3 +268,57 @@ async def test_metrics_is_authorized_by_the_api_server_with_delegation_kubeconfi
             check,
             environ={},
         )
+
+
+async def test_against_a_cluster_metrics_is_for_system_masters_client_certificates(
+    tmp_path: Path,
+) -> None:
+    """kube-controller-manager's answers without delegation kubeconfigs: /healthz is open,
+    /metrics is 403 to anonymous and to a token nobody reviews, 200 to a ``system:masters``
+    certificate the --client-ca-file CA issued (embedded mode stays open: see
+    test_healthz_names_one_check_per_started_controller_as_the_go_manager)."""
+    import ssl
+
+    from tests.helpers.client_certificates import ClientCA
+
+    ca = ClientCA.create("client-ca")
+    ca_file = ca.write(tmp_path, "client-ca")
+    cert, key = ca.client("alice", "system:masters").write(tmp_path, "alice")
+    with_cert = ssl.create_default_context()
+    with_cert.check_hostname = False
+    with_cert.verify_mode = ssl.CERT_NONE
+    with_cert.load_cert_chain(cert, key)
+    port = free_port()
+    async with ApiServer() as server:
+
+        async def check() -> None:
+            url = f"https://127.0.0.1:{port}"
+            async with httpx.AsyncClient(base_url=url, verify=False) as http:
+
+                async def served() -> bool:
+                    try:
+                        return (await http.get("/healthz")).status_code == 200
+                    except httpx.TransportError:
+                        return False
+
+                await eventually(served, within=30)
+                anonymous = await http.get("/metrics")
+                assert anonymous.status_code == 403
+                assert 'User \\"system:anonymous\\" cannot get path' in anonymous.text
+                token = await http.get("/metrics", headers={"Authorization": "Bearer x"})
+                assert token.status_code == 403
+            async with httpx.AsyncClient(base_url=url, verify=with_cert) as http:
+                assert (await http.get("/metrics")).status_code == 200
+
+        await run_until(
+            [
+                f"--master={server.url}",
+                "--controllers=",
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={port}",
+                f"--client-ca-file={ca_file}",
+            ],
+            check,
+            environ={},
+        )

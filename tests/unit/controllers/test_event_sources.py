@@ -16,6 +16,7 @@ SOURCES = {
         {"recorder": "endpoint-slice-mirroring-controller"},
     ),
     "ephemeralvolume": ("EphemeralVolumeController", {"recorder": "ephemeral_volume"}),
+    "expand": ("ExpandController", {"recorder": "volume_expand"}),
     "horizontalpodautoscaling": ("HorizontalController", {"recorder": "horizontal-pod-autoscaler"}),
     "nodelifecycle": (
         "NodeLifecycleController",

@@ -111,13 +111,20 @@ async def test_reviews_are_cached_for_ten_seconds() -> None:
     assert (reviews.token_reviews, len(reviews.access_reviews)) == (2, 2)
 
 
-async def test_without_an_authorization_client_only_always_allowed_passes() -> None:
+async def test_without_delegation_clients_only_always_allowed_passes() -> None:
+    """No TokenReview client: a bearer token is not looked at, the request is anonymous (the
+    Go manager answers a token there as for no token: 403 on /metrics, 200 on /healthz)."""
     app = HealthzApp(
         {"healthz": {}}, CollectorRegistry(), auth=DelegatedAuth(None, None, clock=FakeClock())
     )
     assert (await authed_get(app, "/healthz", None))[0] == 200
     assert (await authed_get(app, "/metrics", None))[0] == 403
-    assert (await authed_get(app, "/healthz", "any-token"))[0] == 401
+    assert (await authed_get(app, "/healthz", "any-token"))[0] == 200
+    status, body = await authed_get(app, "/metrics", "any-token")
+    assert status == 403
+    assert json.loads(body)["message"] == (
+        'forbidden: User "system:anonymous" cannot get path "/metrics"'
+    )
 
 
 async def test_an_endpoint_without_checks_has_kubes_implicit_ping() -> None:

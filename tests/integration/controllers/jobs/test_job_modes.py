@@ -208,6 +208,12 @@ async def test_active_deadline_never_fires_before_it_has_passed() -> None:
         began = env.clock.now()
         await env.jobs.create(job_manifest("slow", active_deadline_seconds=30))
         (pod,) = await wait_active(env, "slow", 1)
+
+        async def start_recorded() -> bool:  # the status write may land after the pod
+            job = await env.job("slow")
+            return job.status is not None and job.status.start_time is not None
+
+        await env.eventually(start_recorded)
         job = await env.job("slow")
         assert job.status is not None
         assert job.status.start_time == began.replace(microsecond=0)
