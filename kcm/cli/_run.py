@@ -623,6 +623,15 @@ def _reported_errors() -> tuple[type[Exception], ...]:
     return (ConfigError, OSError, locked) if locked is not None else (ConfigError, OSError)
 
 
+def _installed(module: str) -> bool:
+    """Whether ``module`` can be imported, without importing it (an import hook that refuses
+    it counts as not installed)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def run(settings: RunSettings, *, environ: Mapping[str, str] | None = None) -> int:
     """``kcm run``: configure logging, serve until SIGINT/SIGTERM, and return the exit code
     (0 after a signal and a clean shutdown; 1 when the manager fails, leadership is lost or
@@ -630,7 +639,7 @@ def run(settings: RunSettings, *, environ: Mapping[str, str] | None = None) -> i
     from kcm.errors import GracefulShutdownTimeout, LeaderElectionLost
 
     view = settings.status_view == "on" or (settings.status_view == "auto" and sys.stdout.isatty())
-    has_rich = importlib.util.find_spec("rich") is not None
+    has_rich = view and _installed("rich")
     configure_logging(
         verbosity=settings.verbosity,
         fmt=settings.logging_format,
