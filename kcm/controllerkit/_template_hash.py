@@ -31,12 +31,22 @@ def prune_empty(value: Any) -> Any:
     """``value`` without None, empty maps and empty lists, recursively, as plain dicts and
     lists (Kubernetes' semantic equality treats nil and empty alike). Takes any mapping and
     sequence, so the read-only JSON of a decoded object compares too."""
-    if isinstance(value, Mapping):
-        out = {k: prune_empty(v) for k, v in value.items()}
-        return {k: v for k, v in out.items() if v is not None and v != {} and v != []}
-    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
-        return [prune_empty(v) for v in value]
+    kind = type(value)
+    if kind is dict or (kind is not list and isinstance(value, Mapping)):
+        out = {}
+        for key, item in value.items():
+            item = prune_empty(item)
+            if item is None or (not item and type(item) in _CONTAINERS):
+                continue
+            out[key] = item
+        return out
+    if kind is list or (kind is not str and kind is not bytes and isinstance(value, Sequence)):
+        return [prune_empty(item) for item in value]
     return value
+
+
+_CONTAINERS = (dict, list)
+"""What an emptied value may be (prune_empty returns plain dicts and lists)."""
 
 
 def compute_template_hash(template: PodTemplateSpec | None, collision_count: int | None) -> str:

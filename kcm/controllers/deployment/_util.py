@@ -386,17 +386,43 @@ def compute_hash(template: PodTemplateSpec | None, collision_count: int | None) 
     return compute_template_hash(template, collision_count)
 
 
+def _without_hash(template: PodTemplateSpec | None) -> PodTemplateSpec | None:
+    """``template`` without the ``pod-template-hash`` label, for a quick struct comparison
+    (equal structs are equal templates; unequal ones may still be, nil against empty)."""
+    meta = template.metadata if template is not None else None
+    labels = meta.labels if meta is not None else None
+    if template is None or meta is None or not labels:
+        return template
+    if DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY not in labels:
+        return template
+    rest = {k: v for k, v in labels.items() if k != DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY}
+    return msgspec.structs.replace(
+        template, metadata=msgspec.structs.replace(meta, labels=rest or None)
+    )
+
+
 def equal_ignore_hash(a: PodTemplateSpec | None, b: PodTemplateSpec | None) -> bool:
     """The two templates are equal apart from the ``pod-template-hash`` label."""
+    if _without_hash(a) == _without_hash(b):
+        return True
     return _template_dict(a, drop_hash=True) == _template_dict(b, drop_hash=True)
 
 
 def find_new_replica_set(d: Deployment, rss: Sequence[ReplicaSet]) -> ReplicaSet | None:
-    """The oldest ReplicaSet whose template equals the Deployment's (ignoring the hash)."""
-    want = _template_dict(d.spec.template if d.spec is not None else None, drop_hash=True)
+    """The oldest ReplicaSet whose template equals the Deployment's (ignoring the hash).
+
+    The structs are compared first (a ReplicaSet made from the template is the template
+    plus its hash label), the pruned dicts only when they differ."""
+    template = d.spec.template if d.spec is not None else None
+    want_struct = _without_hash(template)
+    want: dict[str, Any] | None = None
     for rs in sort_by_creation(rss):
-        template = rs.spec.template if rs.spec is not None else None
-        if _template_dict(template, drop_hash=True) == want:
+        theirs = rs.spec.template if rs.spec is not None else None
+        if _without_hash(theirs) == want_struct:
+            return rs
+        if want is None:
+            want = _template_dict(template, drop_hash=True)
+        if _template_dict(theirs, drop_hash=True) == want:
             return rs
     return None
 
@@ -628,6 +654,8 @@ def deployment_timed_out(d: Deployment, status: DeploymentStatus, now: datetime)
 
 def status_equal(a: DeploymentStatus | None, b: DeploymentStatus | None) -> bool:
     """Equal as the API stores them (absent, 0 and empty are the same)."""
+    if a == b:  # the usual case: a sync that changes nothing
+        return True
 
     def norm(s: DeploymentStatus | None) -> Any:
         data = to_dict(s) if s is not None else {}

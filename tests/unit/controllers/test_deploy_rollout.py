@@ -34,6 +34,7 @@ from kcm.controllers.deployment import (
     set_new_replica_set_annotations,
     stuck_requeue_after,
 )
+from kcm.controllers.deployment._util import status_equal
 from kcm.models.apps_v1 import (
     Deployment,
     DeploymentCondition,
@@ -198,6 +199,46 @@ def test_hash_is_stable_safe_and_changes_with_collision_count() -> None:
 def test_equal_ignore_hash_ignores_only_the_hash_label() -> None:
     assert equal_ignore_hash(template(), template(hash_="abc"))
     assert not equal_ignore_hash(template(), template("nginx:2", hash_="abc"))
+
+
+def test_equal_ignore_hash_treats_nil_and_empty_alike() -> None:
+    """Structs that differ only in nil against empty (a template read back from the server)
+    are still the same template: the quick struct comparison falls back to the pruned one."""
+    only_hash = PodTemplateSpec(
+        metadata=ObjectMeta(labels={"pod-template-hash": "abc"}),
+        spec=PodSpec(containers=[Container(name="c", env=[])]),
+    )
+    bare = PodTemplateSpec(metadata=ObjectMeta(), spec=PodSpec(containers=[Container(name="c")]))
+    assert only_hash != bare
+    assert equal_ignore_hash(only_hash, bare)
+    assert equal_ignore_hash(bare, only_hash)
+
+
+def test_the_new_rs_may_differ_from_the_template_in_nil_against_empty() -> None:
+    d = deployment(image="nginx:2")
+    match = rs("match", 1, image="nginx:2", age=5)
+    assert match.spec is not None
+    assert match.spec.template is not None
+    spec = match.spec.template.spec
+    assert spec is not None
+    read_back = msgspec.structs.replace(
+        match,
+        spec=msgspec.structs.replace(
+            match.spec,
+            template=msgspec.structs.replace(
+                match.spec.template, spec=msgspec.structs.replace(spec, volumes=[])
+            ),
+        ),
+    )
+    assert find_new_replica_set(d, [rs("old", 3, image="nginx:1", age=30), read_back]) is (
+        read_back
+    )
+
+
+def test_status_equal_ignores_absent_zero_and_empty() -> None:
+    assert status_equal(None, DeploymentStatus(replicas=0, conditions=[]))
+    assert status_equal(DeploymentStatus(replicas=2), DeploymentStatus(replicas=2))
+    assert not status_equal(DeploymentStatus(replicas=2), DeploymentStatus(replicas=3))
 
 
 def test_new_rs_is_the_oldest_with_the_template() -> None:
