@@ -66,9 +66,14 @@ class Target:
         if self.metrics_url is None:
             return None
         try:
-            text = httpx.get(self.metrics_url, timeout=5.0, verify=False).text
+            response = httpx.get(self.metrics_url, timeout=5.0, verify=False)
         except httpx.HTTPError:
             return False  # the controller manager is gone: the settle runs to its deadline
+        if response.status_code != 200:  # a settle that cannot see kcm's queues is a guess
+            raise AssertionError(
+                f"GET {self.metrics_url}: {response.status_code} {response.text[:200]}"
+            )
+        text = response.text
         busy, next_due, seen = 0.0, float("inf"), False
         for line in text.splitlines():
             if line.startswith(
