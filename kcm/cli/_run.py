@@ -524,6 +524,8 @@ async def _serve(
         bind = settings.health_bind_address(embedded=embedded)
         manager = Manager(
             shared,
+            # events wait on a rate limiter of their own, not behind the informers' lists
+            event_client=await _client(stack, config, "event-broadcaster"),
             registry=registry,
             leader_election=await _leader_election(settings, config, stack),
             health_address=f"{_host(bind)}:{settings.secure_port}"

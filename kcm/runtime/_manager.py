@@ -178,6 +178,11 @@ class Manager:
         factory: the shared informer factory (default: one on ``client`` and ``clock``).
         cache_sync_timeout: :meth:`run` fails with ``TimeoutError`` if the informers have not
             synced by then.
+        event_client: the client events are written with (default: ``client``). Give it one
+            of its own when ``client`` also lists and watches for every informer: their
+            requests drain its rate limiter at start and at every relist, and events would
+            wait behind them (kube-controller-manager writes a controller's events with that
+            controller's own client).
 
     Start order (:meth:`run`): HTTP endpoint → informers, waiting for their caches →
     event broadcaster → runnables added with ``needs_leader_election=False`` (in the order
@@ -220,8 +225,10 @@ class Manager:
         graceful_shutdown_timeout: float | None = 30.0,
         factory: SharedInformerFactory | None = None,
         cache_sync_timeout: float = 120.0,
+        event_client: ApiClient | None = None,
     ) -> None:
         self.client = client
+        self._event_client = event_client if event_client is not None else client
         self.clock = clock
         self.registry = registry if registry is not None else CollectorRegistry()
         self.factory = (
@@ -410,7 +417,7 @@ class Manager:
                     "broadcaster starts with the manager"
                 )
             self._broadcaster = EventBroadcaster(
-                self.client, clock=self.clock, registry=self.registry
+                self._event_client, clock=self.clock, registry=self.registry
             )
         return self._broadcaster
 

@@ -30,7 +30,7 @@ from kcm.runtime import (
     graceful_shield,
     run_until_signal,
 )
-from kcm.testing import FakeClock, client_config_for
+from kcm.testing import FakeClock, client_config_for, eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -659,3 +659,34 @@ async def test_wiring_after_the_manager_stopped_is_refused(api_server: ApiServer
             with pytest.raises(RuntimeError, match=r"before Manager\.run"):
                 manager.event_recorder("too-late")
             tg.cancel_scope.cancel()
+
+
+async def test_events_are_written_with_the_event_client(api_server: ApiServer) -> None:
+    """``event_client``: the broadcaster writes through it, so a drained informer client never
+    holds events back (the field manager of the written Event names the writing client)."""
+    import msgspec
+
+    from kcm.models.core_v1 import Event
+
+    config = client_config_for(api_server)
+    async with (
+        ApiClient(config) as client,
+        ApiClient(msgspec.structs.replace(config, user_agent="event-writer/1.0")) as events,
+    ):
+        manager = Manager(client, clock=FakeClock(), event_client=events)
+        recorder = manager.event_recorder("demo")
+        cm = await client.api(ConfigMap, "default").create(
+            ConfigMap(metadata=ObjectMeta(name="subject"))
+        )
+        async with anyio.create_task_group() as tg:
+            await tg.start(manager.run)
+            recorder.event(cm, "Normal", "Seen", "written by the event client")
+
+            async def listed() -> bool:
+                return bool((await client.api(Event, "default").list()).items)
+
+            await eventually(listed)
+            written = (await client.api(Event, "default").list()).items
+            tg.cancel_scope.cancel()
+        assert [e.reason for e in written] == ["Seen"]
+        assert [f.manager for f in written[0].metadata.managed_fields or []] == ["event-writer"]
