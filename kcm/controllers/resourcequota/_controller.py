@@ -65,12 +65,17 @@ DEFAULT_RESYNC_PERIOD = 300.0
 _FIRST_LIST_TIMEOUT = 10.0
 """How long a sync waits for a newly counted kind's first list before retrying later."""
 
-_COUNTED = {
-    ("", "configmaps"): ConfigMap,
-    ("", "secrets"): Secret,
-    ("", "replicationcontrollers"): ReplicationController,
-    ("", "resourcequotas"): ResourceQuota,
+_COUNTED: dict[tuple[str, str], tuple[type[Any], bool]] = {
+    ("", "configmaps"): (ConfigMap, False),
+    ("", "secrets"): (Secret, False),
+    ("", "replicationcontrollers"): (ReplicationController, True),
+    ("", "resourcequotas"): (ResourceQuota, True),
 }
+"""The other kinds counted from the start, and whether they are watched whole: the
+ReplicationController and ResourceQuota informers are shared with controllers that hold them
+anyway (the RC manager and disruption; this one), where a metadata informer would be a second
+watch of the same kind; ConfigMaps and Secrets, which may be large and which no default
+controller watches unfiltered, are watched as metadata."""
 
 
 class UsageNotReady(Exception):
@@ -144,8 +149,8 @@ class ResourceQuotaController(ControllerBase):
                 on_delete=self._deleted("persistentvolumeclaims")
             ),
         ]
-        for (group, resource), model in _COUNTED.items():
-            informer = factory.metadata_informer(model)
+        for (group, resource), (model, whole) in _COUNTED.items():
+            informer = factory.informer_for(model) if whole else factory.metadata_informer(model)
             self._watch_counted(group, resource, informer)
         self.controller.wait_for(self._monitors, kind="quota monitors")
         self._discovered: dict[tuple[str, str], ResourceInfo] = {}

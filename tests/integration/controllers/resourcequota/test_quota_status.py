@@ -189,3 +189,23 @@ async def test_a_wrong_usage_is_corrected_by_the_periodic_resync() -> None:
         await env.clock.advance(60)
         await env.settle()
         assert await env.used() == {"pods": "1"}
+
+
+async def test_counted_kinds_share_the_informers_other_controllers_hold() -> None:
+    """ReplicationControllers and ResourceQuotas are counted from the whole-object informers
+    the RC manager, disruption and this controller hold (one watch per kind, as kube's
+    typed informers); ConfigMaps and Secrets from metadata-only ones."""
+    from kcm.models import PartialObjectMetadata
+
+    async with ApiServer() as server, ApiClient(client_config_for(server)) as client:
+        factory = SharedInformerFactory(client, clock=FakeClock())
+        ResourceQuotaController(client, factory, recorder=FakeRecorder(), clock=FakeClock())
+        watched: dict[str, list[str]] = {}
+        for key in factory.informers():
+            plural = key.resource.rsplit("/", 1)[1]
+            kind = "metadata" if key.model is PartialObjectMetadata else "whole"
+            watched.setdefault(plural, []).append(kind)
+    assert watched["replicationcontrollers"] == ["whole"]
+    assert watched["resourcequotas"] == ["whole"]
+    assert watched["configmaps"] == ["metadata"]
+    assert watched["secrets"] == ["metadata"]
