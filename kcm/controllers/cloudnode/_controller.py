@@ -207,7 +207,7 @@ class CloudNodeController:
             self._clock,
             self._period,
             self.refresh,
-            at_once=False,
+            at_once=True,
             on_failure=partial(log_failed_pass, logger, "cloud-node: refreshing node addresses"),
         )
 

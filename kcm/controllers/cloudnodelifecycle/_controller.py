@@ -107,7 +107,7 @@ class CloudNodeLifecycleController:
         """Wait for the node cache, then run a pass every period until cancelled."""
         await self._informer.wait_for_sync()
         task_status.started()
-        await run_every(self._clock, self._period, self.monitor_nodes, at_once=False)
+        await run_every(self._clock, self._period, self.monitor_nodes, at_once=True)
 
     async def monitor_nodes(self) -> None:
         """One pass over every cached node."""

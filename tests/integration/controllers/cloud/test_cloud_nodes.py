@@ -230,3 +230,23 @@ async def test_cloud_errors_leave_the_node_alone(api_server: ApiServer) -> None:
         await passes(env, clock)
         await get(env)
         assert recorder.events == []
+
+
+async def test_both_loops_run_their_first_pass_at_start(api_server: ApiServer) -> None:
+    """As Go's ``wait.Until``: the lifecycle monitor and the address refresh run once when the
+    controller starts, not a period later (the fake clock never moves here)."""
+    cloud, clock, recorder = FakeCloud(), FakeClock(), FakeRecorder()
+    async with running(api_server, clock, make_lifecycle(cloud, clock, recorder)) as env:
+        [lifecycle] = env.built
+
+        async def monitored() -> bool:
+            return bool(lifecycle.passes)
+
+        await eventually(monitored)
+    async with running(api_server, clock, make_cloud_node(cloud, clock, recorder)) as env:
+        [cloud_node] = env.built
+
+        async def refreshed() -> bool:
+            return bool(cloud_node.refreshes)
+
+        await eventually(refreshed)
