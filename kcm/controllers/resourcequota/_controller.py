@@ -71,11 +71,12 @@ _COUNTED: dict[tuple[str, str], tuple[type[Any], bool]] = {
     ("", "replicationcontrollers"): (ReplicationController, True),
     ("", "resourcequotas"): (ResourceQuota, True),
 }
-"""The other kinds counted from the start, and whether they are watched whole: the
+"""The other kinds counted from the start, and whether they are always watched whole: the
 ReplicationController and ResourceQuota informers are shared with controllers that hold them
-anyway (the RC manager and disruption; this one), where a metadata informer would be a second
-watch of the same kind; ConfigMaps and Secrets, which may be large and which no default
-controller watches unfiltered, are watched as metadata."""
+anyway (the RC manager and disruption; this one). ConfigMaps and Secrets, which may be
+large, are counted from a whole-object informer another controller holds (the token
+controller's Secrets), else from a metadata-only one: chosen when the controller starts,
+once every controller has asked for its informers (:meth:`ResourceQuotaController.run`)."""
 
 
 class UsageNotReady(Exception):
@@ -150,9 +151,9 @@ class ResourceQuotaController(ControllerBase):
             ),
         ]
         for (group, resource), (model, whole) in _COUNTED.items():
-            informer = factory.informer_for(model) if whole else factory.metadata_informer(model)
-            self._watch_counted(group, resource, informer)
-        self.controller.wait_for(self._monitors, kind="quota monitors")
+            if whole:
+                self._watch_counted(group, resource, factory.informer_for(model))
+        self.controller.wait_for(list(self._monitors), kind="quota monitors")
         self._discovered: dict[tuple[str, str], ResourceInfo] = {}
 
     # -- events ------------------------------------------------------------------------------
@@ -222,6 +223,10 @@ class ResourceQuotaController(ControllerBase):
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Run both queues' workers and the periodic resync until cancelled."""
+        for (group, resource), (model, whole) in _COUNTED.items():
+            if not whole:
+                self._watch_counted(group, resource, self._whole_or_metadata(model))
+                self.controller.wait_for(self._monitors[-1:], kind=f"quota monitor {resource}")
         try:
             async with anyio.create_task_group() as tg:
                 await tg.start(self.controller.run)
@@ -237,6 +242,19 @@ class ResourceQuotaController(ControllerBase):
             self._registration.remove()
             for monitor in self._monitors:
                 monitor.remove()
+
+    def _whole_or_metadata(self, model: type[Any]) -> SharedIndexInformer[Any]:
+        """The unfiltered whole-object informer of ``model`` another controller asked for,
+        else a metadata-only one (one watch of the kind either way)."""
+        for key, informer in self._factory.informers().items():
+            if (
+                key.model is model
+                and not key.namespace
+                and not key.label_selector
+                and not key.field_selector
+            ):
+                return informer
+        return self._factory.metadata_informer(model)
 
     async def _resync_pass(self) -> None:
         self.enqueue_all()

@@ -193,13 +193,22 @@ async def test_a_wrong_usage_is_corrected_by_the_periodic_resync() -> None:
 
 async def test_counted_kinds_share_the_informers_other_controllers_hold() -> None:
     """ReplicationControllers and ResourceQuotas are counted from the whole-object informers
-    the RC manager, disruption and this controller hold (one watch per kind, as kube's
-    typed informers); ConfigMaps and Secrets from metadata-only ones."""
+    the RC manager, disruption and this controller hold (one watch per kind, as kube's typed
+    informers); Secrets from the whole-object informer another controller asked for, even
+    after this one was made (the token controller's); ConfigMaps, which nobody else watches
+    whole, from a metadata-only one."""
     from kcm.models import PartialObjectMetadata
+    from kcm.models.core_v1 import Secret
 
-    async with ApiServer() as server, ApiClient(client_config_for(server)) as client:
-        factory = SharedInformerFactory(client, clock=FakeClock())
-        ResourceQuotaController(client, factory, recorder=FakeRecorder(), clock=FakeClock())
+    clock = FakeClock()
+    async with ApiServer(clock=clock) as server, ApiClient(client_config_for(server)) as client:
+        factory = SharedInformerFactory(client, clock=clock)
+        controller = ResourceQuotaController(client, factory, recorder=FakeRecorder(), clock=clock)
+        factory.informer_for(Secret)  # a controller wired after this one
+        async with anyio.create_task_group() as tg:
+            await tg.start(factory.run)
+            await tg.start(controller.run)
+            tg.cancel_scope.cancel()
         watched: dict[str, list[str]] = {}
         for key in factory.informers():
             plural = key.resource.rsplit("/", 1)[1]
@@ -207,5 +216,5 @@ async def test_counted_kinds_share_the_informers_other_controllers_hold() -> Non
             watched.setdefault(plural, []).append(kind)
     assert watched["replicationcontrollers"] == ["whole"]
     assert watched["resourcequotas"] == ["whole"]
+    assert watched["secrets"] == ["whole"]
     assert watched["configmaps"] == ["metadata"]
-    assert watched["secrets"] == ["metadata"]
