@@ -66,11 +66,18 @@ def claim(
     )
 
 
-def binder_stack(recorder: FakeRecorder) -> list[Any]:
-    clock = FakeClock()  # the resync never comes: every sync here is an event's
+def binder_on(recorder: FakeRecorder, clock: FakeClock) -> Any:
+    """The binder's builder for ``running``, on ``clock`` (its resync comes when it moves)."""
 
     def binder(client: ApiClient, factory: SharedInformerFactory) -> PersistentVolumeBinder:
         return PersistentVolumeBinder(client, factory, recorder=recorder, clock=clock)
+
+    return binder
+
+
+def binder_stack(recorder: FakeRecorder) -> list[Any]:
+    # the clock never moves: the resync never comes, every sync here is an event's
+    binder = binder_on(recorder, FakeClock())
 
     def pvc_protection(client: ApiClient, factory: SharedInformerFactory) -> Any:
         return PVCProtectionController(client, factory)
@@ -240,11 +247,7 @@ async def test_the_resync_tells_which_pods_a_waiting_claim_waits_for(
 ) -> None:
     recorder = FakeRecorder()
     clock = FakeClock()
-
-    def binder(client: ApiClient, factory: SharedInformerFactory) -> PersistentVolumeBinder:
-        return PersistentVolumeBinder(client, factory, recorder=recorder, clock=clock)
-
-    async with running(api_server, binder) as env:
+    async with running(api_server, binder_on(recorder, clock)) as env:
         await env.client.api(StorageClass).create(
             StorageClass(
                 metadata=ObjectMeta(name="later"),
@@ -283,11 +286,7 @@ async def test_a_claim_whose_volume_goes_is_lost_until_it_comes_back(
 ) -> None:
     recorder = FakeRecorder()
     clock = FakeClock()
-
-    def binder(client: ApiClient, factory: SharedInformerFactory) -> PersistentVolumeBinder:
-        return PersistentVolumeBinder(client, factory, recorder=recorder, clock=clock)
-
-    async with running(api_server, binder) as env:
+    async with running(api_server, binder_on(recorder, clock)) as env:
         volumes, claims = apis(env)
         await volumes.create(volume("disk", "1Gi"))
         made = await claims.create(claim("data", volume_name="disk"))
