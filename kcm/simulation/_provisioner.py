@@ -36,7 +36,7 @@ from kcm.controllerkit import (
 )
 from kcm.errors import AlreadyExists, NotFound
 from kcm.informers import SharedInformerFactory
-from kcm.models import ObjectKey, ObjectMeta, ObjectReference, object_key
+from kcm.models import ObjectKey, ObjectMeta, object_key
 from kcm.models.core_v1 import (
     CSIPersistentVolumeSource,
     Node,
@@ -49,6 +49,7 @@ from kcm.models.core_v1 import (
     VolumeNodeAffinity,
 )
 from kcm.models.storage_v1 import StorageClass
+from kcm.record import object_reference
 from kcm.runtime import Controller, Result
 
 from ._scheduler import EventRecorder
@@ -123,14 +124,7 @@ def provisioned_volume(
         spec=PersistentVolumeSpec(
             access_modes=spec.access_modes,
             capacity={"storage": requests.get("storage", "0")},
-            claim_ref=ObjectReference(
-                api_version="v1",
-                kind="PersistentVolumeClaim",
-                namespace=claim.metadata.namespace,
-                name=claim.metadata.name,
-                uid=claim.metadata.uid,
-                resource_version=claim.metadata.resource_version,
-            ),
+            claim_ref=object_reference(claim),
             csi=CSIPersistentVolumeSource(
                 driver=SIMULATED_DRIVER, volume_handle=name, fs_type="ext4"
             ),

@@ -28,9 +28,10 @@ from kcm.controllerkit import (
     volume_fits_node,
 )
 from kcm.informers import Lister
-from kcm.models import ObjectReference, parse_quantity
+from kcm.models import parse_quantity
 from kcm.models.core_v1 import Node, PersistentVolume, PersistentVolumeClaim, Pod
 from kcm.models.storage_v1 import StorageClass
+from kcm.record import object_reference
 
 __all__ = [
     "AFFINITY_CONFLICT",
@@ -173,14 +174,7 @@ class VolumeBinder:
         assert volume.spec is not None
         annotations = dict(volume.metadata.annotations or {})
         annotations.setdefault(ANN_BOUND_BY_CONTROLLER, "yes")
-        ref = ObjectReference(
-            api_version="v1",
-            kind="PersistentVolumeClaim",
-            namespace=claim.metadata.namespace,
-            name=claim.metadata.name,
-            uid=claim.metadata.uid,
-            resource_version=claim.metadata.resource_version,
-        )
+        ref = object_reference(claim)
         new = msgspec.structs.replace(
             volume,
             metadata=msgspec.structs.replace(volume.metadata, annotations=annotations),

@@ -50,6 +50,7 @@ from kcm.models.core_v1 import (
     Pod,
 )
 from kcm.models.storage_v1 import StorageClass
+from kcm.record import object_reference
 from kcm.runtime import Controller, Result
 from kcm.workqueue import default_controller_rate_limiter
 
@@ -533,14 +534,7 @@ class PersistentVolumeBinder(ControllerBase):
         ):
             spec = msgspec.structs.replace(
                 spec,
-                claim_ref=ObjectReference(
-                    kind="PersistentVolumeClaim",
-                    namespace=claim.metadata.namespace,
-                    name=claim.metadata.name,
-                    uid=claim.metadata.uid,
-                    api_version="v1",
-                    resource_version=claim.metadata.resource_version,
-                ),
+                claim_ref=object_reference(claim),
             )
             dirty = True
         if not is_volume_bound_to_claim(volume, claim) and ANN_BOUND_BY_CONTROLLER not in (
