@@ -6,30 +6,16 @@ from __future__ import annotations
 
 import logging
 
-from kcm.errors import ApiError, TransportError
+from kcm.runtime import error_line, is_expected_failure
 
 __all__ = ["log_failed_pass"]
-
-_EXPECTED = (ApiError, TransportError)
-
-
-def _expected(error: BaseException) -> bool:
-    if isinstance(error, BaseExceptionGroup):
-        return all(_expected(e) for e in error.exceptions)
-    return isinstance(error, _EXPECTED)
-
-
-def _one_line(error: BaseException) -> str:
-    if isinstance(error, BaseExceptionGroup):
-        return "; ".join(_one_line(e) for e in error.exceptions)
-    return " ".join((str(error) or type(error).__name__).split())
 
 
 def log_failed_pass(logger: logging.Logger, what: str, error: BaseException) -> None:
     """Log that ``what`` (e.g. ``"podgc: pass"``) failed with ``error``: one ERROR line for an
     expected failure (an API error or an unreachable server, or a group of only those, as
     concurrent writes raise), the traceback for anything else."""
-    if _expected(error):
-        logger.error("%s failed: %s", what, _one_line(error))
+    if is_expected_failure(error):
+        logger.error("%s failed: %s", what, error_line(error))
     else:
         logger.error("%s failed", what, exc_info=error)

@@ -10,6 +10,8 @@ from ._builder import ControllerBuilder as ControllerBuilder
 from ._builder import controller_for as controller_for
 from ._controller import Controller as Controller
 from ._delegated_auth import DelegatedAuth as DelegatedAuth
+from ._failures import error_line as error_line
+from ._failures import is_expected_failure as is_expected_failure
 from ._finalizers import add_finalizer as add_finalizer
 from ._finalizers import has_finalizer as has_finalizer
 from ._finalizers import remove_finalizer as remove_finalizer
@@ -97,10 +99,12 @@ __all__ = [
     "enqueue_mapped",
     "enqueue_object",
     "enqueue_owner",
+    "error_line",
     "generation_changed",
     "get_controller_of",
     "graceful_shield",
     "has_finalizer",
+    "is_expected_failure",
     "is_terminal",
     "label_selector",
     "labels_changed",

@@ -19,7 +19,7 @@ from anyio.abc import TaskStatus
 from prometheus_client import CollectorRegistry
 
 from kcm.clock import SYSTEM_CLOCK, Clock, move_on_after
-from kcm.errors import ApiError, CacheSyncTimeoutError, Conflict, ShutDown, TransportError
+from kcm.errors import CacheSyncTimeoutError, Conflict, ShutDown
 from kcm.informers import HandlerRegistration, KubeObject, SharedIndexInformer
 from kcm.models import ObjectKey
 from kcm.workqueue import (
@@ -29,6 +29,7 @@ from kcm.workqueue import (
     RateLimitingQueue,
 )
 
+from ._failures import error_line, is_expected_failure
 from ._handlers import EventHandler, QueueingHandler
 from ._metrics import ControllerMetrics
 from ._predicates import Predicate
@@ -37,7 +38,6 @@ from ._reconciler import (
     ReconcileContext,
     Reconciler,
     Result,
-    TerminalError,
     _current,
     is_terminal,
 )
@@ -55,25 +55,6 @@ T = TypeVar("T", bound=KubeObject)
 
 
 _RESULTS = ("success", "error", "requeue", "requeue_after")
-
-_EXPECTED = (ApiError, TransportError, TerminalError)
-"""Failures a reconcile is expected to meet: answers of the API server, an unreachable server,
-a deliberate give-up. Logged as one line; anything else (a bug) with its traceback."""
-
-
-def _expected(error: BaseException) -> bool:
-    """``error`` (or every error of a group: concurrent writes) is an expected failure."""
-    if isinstance(error, BaseExceptionGroup):
-        return all(_expected(e) for e in error.exceptions)
-    return isinstance(error, _EXPECTED)
-
-
-def _one_line(error: BaseException) -> str:
-    """The error's message on one line (a group's messages joined with ``; ``)."""
-    if isinstance(error, BaseExceptionGroup):
-        return "; ".join(_one_line(e) for e in error.exceptions)
-    text = str(error) or type(error).__name__
-    return " ".join(text.split())
 
 
 class _Pending(NamedTuple):
@@ -501,7 +482,7 @@ class Controller(Generic[K]):
                     error,
                     extra=extra,
                 )
-            elif _expected(error):
+            elif is_expected_failure(error):
                 # The API said no or could not be reached (a 404 on a status write of an
                 # object just deleted, a 403 from a quota): one line, as kube's HandleError.
                 logger.error(
@@ -509,7 +490,7 @@ class Controller(Generic[K]):
                     self.name,
                     key,
                     " (terminal, not retried)" if terminal else "",
-                    _one_line(error),
+                    error_line(error),
                     extra=extra,
                 )
             else:
