@@ -52,6 +52,18 @@ def bound_port() -> Iterator[int]:
         yield int(sock.getsockname()[1])
 
 
+async def healthz_answers(http: httpx.AsyncClient) -> None:
+    """Wait until kcm's secure port (``http``'s base URL) answers ``/healthz`` with 200."""
+
+    async def served() -> bool:
+        try:
+            return (await http.get("/healthz")).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    await eventually(served, within=30)
+
+
 async def run_until(settings: list[str], body: object, *, environ: dict[str, str]) -> None:
     from kcm.cli._flags import parse_run_args
 
@@ -240,14 +252,7 @@ async def test_metrics_is_authorized_by_the_api_server_with_delegation_kubeconfi
             async with httpx.AsyncClient(
                 base_url=f"https://127.0.0.1:{port}", verify=False
             ) as http:
-
-                async def served() -> bool:
-                    try:
-                        return (await http.get("/healthz")).status_code == 200
-                    except httpx.TransportError:
-                        return False
-
-                await eventually(served, within=30)
+                await healthz_answers(http)
                 assert (await http.get("/metrics")).status_code == 200
                 denied = await http.get("/debug/pprof")
                 assert denied.status_code == 403
@@ -294,14 +299,7 @@ async def test_against_a_cluster_metrics_is_for_system_masters_client_certificat
         async def check() -> None:
             url = f"https://127.0.0.1:{port}"
             async with httpx.AsyncClient(base_url=url, verify=False) as http:
-
-                async def served() -> bool:
-                    try:
-                        return (await http.get("/healthz")).status_code == 200
-                    except httpx.TransportError:
-                        return False
-
-                await eventually(served, within=30)
+                await healthz_answers(http)
                 anonymous = await http.get("/metrics")
                 assert anonymous.status_code == 403
                 assert 'User \\"system:anonymous\\" cannot get path' in anonymous.text
