@@ -12,6 +12,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from tests.helpers.certificates import make_ca
+
 _NOW = datetime.datetime.now(datetime.UTC)
 
 
@@ -54,26 +56,12 @@ class ClientCA:
 
     @classmethod
     def create(cls, name: str) -> ClientCA:
-        key = ec.generate_private_key(ec.SECP256R1())
-        cert = (
-            x509.CertificateBuilder()
-            .subject_name(_subject(name))
-            .issuer_name(_subject(name))
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(_NOW - datetime.timedelta(hours=1))
-            .not_valid_after(_NOW + datetime.timedelta(days=30))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .add_extension(
-                x509.KeyUsage(False, False, False, False, False, True, True, False, False),
-                critical=True,
-            )
-            .add_extension(
-                x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False
-            )
-            .sign(key, hashes.SHA256())
-        )
-        return cls(Issued(cert, key))
+        """A self-signed CA (:func:`tests.helpers.certificates.make_ca`), valid from an hour
+        ago for 30 days."""
+        ca = make_ca(name, start=_NOW - datetime.timedelta(hours=1), days=30)
+        key = serialization.load_pem_private_key(ca.key_pem, password=None)
+        assert isinstance(key, ec.EllipticCurvePrivateKey)
+        return cls(Issued(ca.certificate, key))
 
     @property
     def certificate(self) -> x509.Certificate:
