@@ -14,20 +14,17 @@ from __future__ import annotations
 
 import logging
 from decimal import Decimal
+from typing import final
 
-import anyio
 import msgspec
-from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
 
-from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.errors import Conflict, NotFound
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey, PersistentVolume, PersistentVolumeClaim, parse_quantity
-from kcm.runtime import Controller, ReconcileFunc, Result, enqueue_object
+from kcm.runtime import Result, enqueue_object
 
 from ._csi_attacher import CSI_DRIVER_NAME
+from ._queue_controller import SimulationQueueController
 
 __all__ = ["CSIResizer"]
 
@@ -41,39 +38,26 @@ def _storage(values: object) -> Decimal:
         return Decimal(0)
 
 
-class CSIResizer:
+@final
+class CSIResizer(SimulationQueueController):
     """Expands the simulated driver's volumes (a Runnable; runtime controller
     ``sim-csi-resizer``).
 
     Args:
         client: the API client (PV updates, claim status updates).
         factory: claims and volumes.
-        clock: the queue's clock.
-        registry: Prometheus registry for the controller's metrics.
+        options: :class:`~kcm.controllerkit.QueueControllerOptions` (``clock``: the queue's
+            clock; ``registry``: the controller's metrics).
     """
 
-    def __init__(
-        self,
-        client: ApiClient,
-        factory: SharedInformerFactory,
-        *,
-        clock: Clock = SYSTEM_CLOCK,
-        registry: CollectorRegistry | None = None,
-    ) -> None:
-        self._client = client
-        claims = factory.informer_for(PersistentVolumeClaim)
-        self._claims = claims.lister()
+    queue_name = "sim-csi-resizer"
+
+    def watch_informers(self, factory: SharedInformerFactory) -> None:
+        self._claims = self.watch(factory.informer_for(PersistentVolumeClaim), enqueue_object())
         self._volumes = factory.informer_for(PersistentVolume).lister()
-        self.controller: Controller[ObjectKey] = Controller(
-            "sim-csi-resizer", ReconcileFunc(self._resize), clock=clock, metrics=registry
-        )
-        self.controller.watch(claims, enqueue_object())
 
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Resize until cancelled."""
-        await self.controller.run(task_status=task_status)
-
-    async def _resize(self, request: ObjectKey) -> Result:
+    async def reconcile(self, request: ObjectKey) -> Result:
+        """Grow the volume, then the claim's capacity, of the claim ``request`` names."""
         claim = self._claims.get_or_none(request.namespace, request.name)
         if claim is None or claim.spec is None or claim.status is None:
             return Result()
