@@ -13,21 +13,17 @@ being deleted.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import final
 
-import anyio
-from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
-
-from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.controllerkit import CSIVolume, csi_volume_of
 from kcm.errors import NotFound
 from kcm.informers import SharedIndexInformer, SharedInformerFactory
 from kcm.models import Node, ObjectKey, PersistentVolume, PersistentVolumeClaim, Pod
 from kcm.models.storage_v1 import CSIDriver, VolumeAttachment
-from kcm.runtime import Controller, ReconcileFunc, Result, enqueue_mapped
+from kcm.runtime import Result, enqueue_mapped
 
 from ._config import SIMULATED_LABEL
+from ._queue_controller import SimulationQueueController
 from ._resources import TERMINAL_PHASES
 from ._scheduler import NODE_NAME_INDEX, ensure_node_name_index
 
@@ -75,41 +71,27 @@ class AttachedVolumes:
         return True
 
 
-class VolumesInUseReporter:
-    """Writes each simulated node's ``status.volumesInUse`` (a Runnable).
+@final
+class VolumesInUseReporter(SimulationQueueController):
+    """Writes each simulated node's ``status.volumesInUse`` (a Runnable; runtime controller
+    ``sim-volumes-in-use``).
 
     Args:
         client: the API client (node status patches).
         factory: pods and nodes (and what :class:`AttachedVolumes` reads).
-        clock: the queue's clock.
-        registry: Prometheus registry for the controller's metrics.
+        options: :class:`~kcm.controllerkit.QueueControllerOptions` (``clock``: the queue's
+            clock; ``registry``: the controller's metrics).
     """
 
-    def __init__(
-        self,
-        client: ApiClient,
-        factory: SharedInformerFactory,
-        *,
-        clock: Clock = SYSTEM_CLOCK,
-        registry: CollectorRegistry | None = None,
-    ) -> None:
-        self._client = client
+    queue_name = "sim-volumes-in-use"
+
+    def watch_informers(self, factory: SharedInformerFactory) -> None:
         pods = factory.informer_for(Pod)
         ensure_node_name_index(pods)
         nodes = factory.informer_for(Node)
-        self._pods = pods.lister()
-        self._nodes = nodes.lister()
         self._volumes = AttachedVolumes(factory)
-        self.controller: Controller[ObjectKey] = Controller(
-            "sim-volumes-in-use", ReconcileFunc(self._report), clock=clock, metrics=registry
-        )
-        self.controller.watch(
-            pods,
-            enqueue_mapped(
-                lambda p: [ObjectKey("", p.spec.node_name)] if p.spec and p.spec.node_name else []
-            ),
-        )
-        self.controller.watch(
+        self._pods = self.watch(pods, enqueue_mapped(_node_of))
+        self._nodes = self.watch(
             nodes, enqueue_mapped(lambda n: [ObjectKey("", n.metadata.name or "")])
         )
 
@@ -123,7 +105,8 @@ class VolumesInUseReporter:
             names.update(v.unique_name for v in self._volumes.csi_volumes(pod))
         return sorted(names)
 
-    async def _report(self, request: ObjectKey) -> Result:
+    async def reconcile(self, request: ObjectKey) -> Result:
+        """Write the volumes in use of the simulated node ``request`` names."""
         node = self._nodes.get_or_none(None, request.name)
         if node is None or (node.metadata.labels or {}).get(SIMULATED_LABEL) != "true":
             return Result()
@@ -137,7 +120,3 @@ class VolumesInUseReporter:
         except NotFound:
             pass
         return Result()
-
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Report until cancelled."""
-        await self.controller.run(task_status=task_status)

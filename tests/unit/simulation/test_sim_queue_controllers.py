@@ -14,15 +14,16 @@ from kcm.client import ApiClient, ClientConfig
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey
 from kcm.runtime import Controller
-from kcm.simulation import CSIResizer
+from kcm.simulation import CSIResizer, VolumesInUseReporter
 from kcm.testing import FakeClock
 
 CONTROLLERS: list[tuple[Callable[..., Any], Callable[[Any], list[Controller[ObjectKey]]]]] = [
     (CSIResizer, lambda c: [c.controller]),
+    (VolumesInUseReporter, lambda c: [c.controller]),
 ]
 """Each simulation controller and how to reach its runtime controllers."""
 
-QUEUES = ["sim-csi-resizer"]
+QUEUES = ["sim-csi-resizer", "sim-volumes-in-use"]
 
 
 def _built(registry: CollectorRegistry | None = None) -> list[Controller[ObjectKey]]:
