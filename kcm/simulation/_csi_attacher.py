@@ -7,7 +7,7 @@ for the simulated driver:
 
 * it registers the driver: the ``CSIDriver`` ``simulated.kcm.dev`` (``attachRequired: true``)
   and a ``CSINode`` per simulated node listing it (what the node's kubelet does when the
-  driver's node plugin registers), owned by the Node;
+  driver's node plugin registers, ``CSINodeRegistrar``), owned by the Node;
 * a VolumeAttachment of the driver gets the ``external-attacher/simulated-kcm-dev`` finalizer
   and then ``status.attached: true`` (attaching a simulated volume always succeeds);
 * a VolumeAttachment being deleted is detached: the finalizer is removed (the sidecar's
@@ -21,42 +21,34 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Unpack, final
 
 import anyio
 import msgspec
 from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
+from kcm.controllerkit import QueueControllerOptions
 from kcm.errors import AlreadyExists, Conflict, NotFound
 from kcm.informers import SharedInformerFactory
-from kcm.models import Node, ObjectKey, ObjectMeta, OwnerReference
+from kcm.models import ObjectKey, ObjectMeta
 from kcm.models.storage_v1 import (
     CSIDriver,
     CSIDriverSpec,
-    CSINode,
-    CSINodeDriver,
-    CSINodeSpec,
     VolumeAttachment,
     VolumeAttachmentStatus,
 )
-from kcm.runtime import (
-    Controller,
-    ReconcileFunc,
-    Result,
-    add_finalizer,
-    enqueue_object,
-    remove_finalizer,
-)
+from kcm.runtime import Controller, Result, add_finalizer, enqueue_object, remove_finalizer
 
-from ._config import SIMULATED_LABEL
+from ._csi_node import CSINodeRegistrar
 from ._provisioner import SIMULATED_DRIVER
+from ._queue_controller import SimulationQueueController
 
 __all__ = [
     "ATTACHER_FINALIZER",
     "CSI_DRIVER_NAME",
     "CSIAttacher",
+    "VolumeAttacher",
     "attacher_finalizer",
 ]
 
@@ -78,57 +70,26 @@ ATTACHER_FINALIZER = attacher_finalizer(CSI_DRIVER_NAME)
 """``external-attacher/simulated-kcm-dev``."""
 
 
-class CSIAttacher:
-    """Registers the simulated CSI driver and attaches and detaches its volumes (a Runnable;
-    runtime controllers ``sim-csi-attacher`` and ``sim-csi-node``).
+@final
+class VolumeAttacher(SimulationQueueController):
+    """Attaches and detaches the simulated driver's VolumeAttachments (a Runnable; runtime
+    controller ``sim-csi-attacher``; :class:`CSIAttacher` runs it).
 
     Args:
-        client: the API client.
-        factory: the shared informer factory (VolumeAttachments, Nodes; run it alongside).
-        clock: the queues' clock.
-        registry: Prometheus registry for the controllers' metrics.
+        client: the API client (VolumeAttachment finalizers and status).
+        factory: VolumeAttachments.
+        options: :class:`~kcm.controllerkit.QueueControllerOptions` (``clock``: the queue's
+            clock; ``registry``: the controller's metrics).
     """
 
-    def __init__(
-        self,
-        client: ApiClient,
-        factory: SharedInformerFactory,
-        *,
-        clock: Clock = SYSTEM_CLOCK,
-        registry: CollectorRegistry | None = None,
-    ) -> None:
-        self._client = client
+    queue_name = "sim-csi-attacher"
+
+    def watch_informers(self, factory: SharedInformerFactory) -> None:
         attachments = factory.informer_for(VolumeAttachment)
-        nodes = factory.informer_for(Node)
-        self._csi_nodes = factory.informer_for(CSINode).lister()
-        self._attachments = attachments.lister()
-        self._nodes = nodes.lister()
-        self.attacher: Controller[ObjectKey] = Controller(
-            "sim-csi-attacher", ReconcileFunc(self._attach), clock=clock, metrics=registry
-        )
-        self.attacher.watch(attachments, enqueue_object())
-        self.node_plugin: Controller[ObjectKey] = Controller(
-            "sim-csi-node", ReconcileFunc(self._register_node), clock=clock, metrics=registry
-        )
-        self.node_plugin.watch(nodes, enqueue_object())
+        self._attachments = self.watch(attachments, enqueue_object())
 
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Create the CSIDriver, then attach and register nodes until cancelled."""
-        try:
-            await self._client.api(CSIDriver).create(
-                CSIDriver(
-                    metadata=ObjectMeta(name=CSI_DRIVER_NAME),
-                    spec=CSIDriverSpec(attach_required=True, pod_info_on_mount=False),
-                )
-            )
-        except AlreadyExists:
-            pass
-        async with anyio.create_task_group() as tg:
-            await tg.start(self.attacher.run)
-            await tg.start(self.node_plugin.run)
-            task_status.started()
-
-    async def _attach(self, request: ObjectKey) -> Result:
+    async def reconcile(self, request: ObjectKey) -> Result:
+        """Attach, or detach, the VolumeAttachment ``request`` names if it is the driver's."""
         attachment = self._attachments.get_or_none(None, request.name)
         if attachment is None or attachment.spec is None:
             return Result()
@@ -156,25 +117,47 @@ class CSIAttacher:
             pass  # gone, or a newer version is queued
         return Result()
 
-    async def _register_node(self, request: ObjectKey) -> Result:
-        node = self._nodes.get_or_none(None, request.name)
-        if node is None or (node.metadata.labels or {}).get(SIMULATED_LABEL) != "true":
-            return Result()
-        if self._csi_nodes.get_or_none(None, request.name) is not None:
-            return Result()
-        csi_node = CSINode(
-            metadata=ObjectMeta(
-                name=request.name,
-                owner_references=[
-                    OwnerReference(
-                        api_version="v1", kind="Node", name=request.name, uid=node.metadata.uid
-                    )
-                ],
-            ),
-            spec=CSINodeSpec(drivers=[CSINodeDriver(name=CSI_DRIVER_NAME, node_id=request.name)]),
-        )
+
+@final
+class CSIAttacher:
+    """Registers the simulated CSI driver and attaches and detaches its volumes (a Runnable;
+    runtime controllers ``sim-csi-attacher`` and ``sim-csi-node``).
+
+    Args:
+        client: the API client.
+        factory: the shared informer factory (VolumeAttachments, Nodes; run it alongside).
+        options: :class:`~kcm.controllerkit.QueueControllerOptions` of both controllers
+            (``clock``: the queues' clock; ``registry``: the controllers' metrics).
+
+    Attributes:
+        attacher: the runtime controller ``sim-csi-attacher`` (:class:`VolumeAttacher`'s).
+        node_plugin: the runtime controller ``sim-csi-node`` (:class:`CSINodeRegistrar`'s).
+    """
+
+    def __init__(
+        self,
+        client: ApiClient,
+        factory: SharedInformerFactory,
+        **options: Unpack[QueueControllerOptions],
+    ) -> None:
+        self._client = client
+        self._volumes = VolumeAttacher(client, factory, **options)
+        self._nodes = CSINodeRegistrar(client, factory, **options)
+        self.attacher: Controller[ObjectKey] = self._volumes.controller
+        self.node_plugin: Controller[ObjectKey] = self._nodes.controller
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Create the CSIDriver, then attach and register nodes until cancelled."""
         try:
-            await self._client.api(CSINode).create(csi_node)
+            await self._client.api(CSIDriver).create(
+                CSIDriver(
+                    metadata=ObjectMeta(name=CSI_DRIVER_NAME),
+                    spec=CSIDriverSpec(attach_required=True, pod_info_on_mount=False),
+                )
+            )
         except AlreadyExists:
             pass
-        return Result()
+        async with anyio.create_task_group() as tg:
+            await tg.start(self._volumes.run)
+            await tg.start(self._nodes.run)
+            task_status.started()
