@@ -19,19 +19,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Unpack, final
 
 import anyio
 from anyio.abc import TaskStatus
-from prometheus_client import CollectorRegistry
 
 from kcm.client import ApiClient
-from kcm.clock import SYSTEM_CLOCK, Clock
 from kcm.controllerkit import (
     ANN_BETA_STORAGE_PROVISIONER,
     ANN_DYNAMICALLY_PROVISIONED,
     ANN_SELECTED_NODE,
     ANN_STORAGE_PROVISIONER,
+    QueueControllerOptions,
     claim_class,
 )
 from kcm.errors import AlreadyExists, NotFound
@@ -50,9 +49,9 @@ from kcm.models.core_v1 import (
 )
 from kcm.models.storage_v1 import StorageClass
 from kcm.record import object_reference
-from kcm.runtime import Controller, Result
+from kcm.runtime import Result
 
-from ._scheduler import EventRecorder
+from ._queue_controller import SimulationQueueController
 
 __all__ = [
     "DEFAULT_CLASS_ANNOTATION",
@@ -159,45 +158,42 @@ def _ours_to_delete(volume: PersistentVolume) -> bool:
     )
 
 
-class Provisioner:
+@final
+class Provisioner(SimulationQueueController):
     """Provisions and deletes volumes of :data:`SIMULATED_DRIVER` (a Runnable; one runtime
     controller ``sim-provisioner``).
 
     Args:
         client: the API client (volumes created and deleted, the default class created).
         factory: the shared informer factory (claims, volumes, classes, nodes).
-        clock: the queue's backoff clock.
-        registry: Prometheus registry for the controller's metrics.
-        recorder: receives ``Provisioning``/``ProvisioningSucceeded`` events on claims.
         default_class: whether to create :data:`DEFAULT_STORAGE_CLASS` when missing.
+        options: :class:`~kcm.controllerkit.QueueControllerOptions` (``clock``: the queue's
+            backoff clock; ``registry``: the controller's metrics; ``recorder``: receives
+            ``Provisioning``/``ProvisioningSucceeded`` events on claims).
     """
+
+    queue_name = "sim-provisioner"
 
     def __init__(
         self,
         client: ApiClient,
         factory: SharedInformerFactory,
         *,
-        clock: Clock = SYSTEM_CLOCK,
-        registry: CollectorRegistry | None = None,
-        recorder: EventRecorder | None = None,
         default_class: bool = True,
+        **options: Unpack[QueueControllerOptions],
     ) -> None:
-        self._client = client
-        self._recorder = recorder
         self._default_class = default_class
+        super().__init__(client, factory, **options)
+
+    def watch_informers(self, factory: SharedInformerFactory) -> None:
         claims = factory.informer_for(PersistentVolumeClaim)
         volumes = factory.informer_for(PersistentVolume)
         classes = factory.informer_for(StorageClass)
         nodes = factory.informer_for(Node)
-        self._claims = claims.lister()
-        self._volumes = volumes.lister()
+        self._claims = self.watch(claims, _Keys(), kind="PersistentVolumeClaim")
+        self._volumes = self.watch(volumes, _Keys(), kind="PersistentVolume")
         self._classes = classes.lister()
         self._nodes = nodes.lister()
-        self.controller: Controller[ObjectKey] = Controller(
-            "sim-provisioner", self, clock=clock, metrics=registry
-        )
-        self.controller.watch(claims, _Keys(), kind="PersistentVolumeClaim")
-        self.controller.watch(volumes, _Keys(), kind="PersistentVolume")
         self._listers = [classes.add_event_handler(), nodes.add_event_handler()]
         self.controller.wait_for(self._listers, kind="StorageClass and Node")
 
@@ -206,7 +202,7 @@ class Provisioner:
         try:
             if self._default_class:
                 await self.ensure_default_class()
-            await self.controller.run(task_status=task_status)
+            await super().run(task_status=task_status)
         finally:
             for registration in self._listers:
                 registration.remove()

@@ -58,6 +58,7 @@ async def cluster(server: ApiServer) -> AsyncIterator[tuple[ApiClient, FakeRecor
             config=SimulationConfig(nodes=2, pod_start_delay=0, pod_ready_delay=0),
             clock=clock,
             scheduler_recorder=recorder,
+            provisioner_recorder=recorder,
         )
         runnables: list[Any] = [
             PersistentVolumeBinder(client, factory, recorder=recorder, clock=clock),
@@ -94,7 +95,7 @@ def user(name: str, claim_name: str) -> Pod:
 async def test_a_claim_of_the_default_class_is_provisioned_on_the_pods_node(
     api_server: ApiServer,
 ) -> None:
-    async with cluster(api_server) as (client, _):
+    async with cluster(api_server) as (client, recorder):
         standard = await client.api(StorageClass).get("standard")
         assert standard.provisioner == SIMULATED_DRIVER
         assert standard.volume_binding_mode == "WaitForFirstConsumer"
@@ -121,6 +122,12 @@ async def test_a_claim_of_the_default_class_is_provisioned_on_the_pods_node(
         assert volume.spec.persistent_volume_reclaim_policy == "Delete"
         [term] = volume.spec.node_affinity.required.node_selector_terms
         assert term.match_expressions[0].values == (node,)
+        provisioned = [e for e in recorder.events if e.startswith("Normal Provisioning")]
+        assert provisioned == [
+            "Normal Provisioning External provisioner is provisioning volume for claim "
+            '"default/data"',
+            f"Normal ProvisioningSucceeded Successfully provisioned volume {volume.metadata.name}",
+        ]
 
         await pods.delete("app", grace_period_seconds=0)
         await claims.delete("data")

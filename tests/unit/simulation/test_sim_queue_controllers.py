@@ -14,17 +14,24 @@ from kcm.client import ApiClient, ClientConfig
 from kcm.informers import SharedInformerFactory
 from kcm.models import ObjectKey
 from kcm.runtime import Controller
-from kcm.simulation import CSIAttacher, CSIResizer, VolumesInUseReporter
+from kcm.simulation import CSIAttacher, CSIResizer, Provisioner, VolumesInUseReporter
 from kcm.testing import FakeClock
 
 CONTROLLERS: list[tuple[Callable[..., Any], Callable[[Any], list[Controller[ObjectKey]]]]] = [
+    (Provisioner, lambda c: [c.controller]),
     (VolumesInUseReporter, lambda c: [c.controller]),
     (CSIAttacher, lambda c: [c.attacher, c.node_plugin]),
     (CSIResizer, lambda c: [c.controller]),
 ]
 """Each simulation controller and how to reach its runtime controllers."""
 
-QUEUES = ["sim-volumes-in-use", "sim-csi-attacher", "sim-csi-node", "sim-csi-resizer"]
+QUEUES = [
+    "sim-provisioner",
+    "sim-volumes-in-use",
+    "sim-csi-attacher",
+    "sim-csi-node",
+    "sim-csi-resizer",
+]
 
 
 def _built(registry: CollectorRegistry | None = None) -> list[Controller[ObjectKey]]:
