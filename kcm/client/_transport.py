@@ -19,6 +19,7 @@ import functools
 import os
 import ssl
 import tempfile
+import weakref
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ from kcm.errors import ConfigError
 
 from . import _shared_pool
 from ._config import ClientConfig
+from ._lean_http import LeanPool
 
 if TYPE_CHECKING:
     import aiohttp
@@ -58,6 +60,11 @@ a controller's quiet spells while the client still closes first, so a request ne
 server closing its connection."""
 _EXTENSIONS = {"http_version": b"HTTP/1.1"}
 PRELOAD = "kcm.preload"
+_LEAN_POOLS: weakref.WeakKeyDictionary[Any, dict[tuple[str, int], LeanPool]] = (
+    weakref.WeakKeyDictionary()
+)
+"""The fast path's pools (:mod:`._lean_http`) of each aiohttp session, so the transports that
+share a session (:mod:`._shared_pool`) share them too; closed with the session."""
 BODY = "kcm.body"
 """Request extension: the request body as bytes (spares a transport iterating the stream)."""
 """Request extension: True when the caller reads the whole body anyway (every non-watch
@@ -318,15 +325,69 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             self._header_cache[key] = converted
         return converted
 
+    def _lean_pool(self, url: httpx.URL) -> LeanPool | None:
+        """The fast path's pool for ``url``'s origin, shared with every transport that shares
+        this one's aiohttp session; None when aiohttp must send (a proxy, a scheme other than
+        http/https)."""
+        if self._proxy:
+            return None
+        scheme = url.scheme
+        if scheme not in ("http", "https"):
+            return None
+        session = self._get_session()
+        pools = _LEAN_POOLS.get(session)
+        if pools is None:
+            pools = _LEAN_POOLS[session] = {}
+        origin = (url.host, url.port or (443 if scheme == "https" else 80))
+        pool = pools.get(origin)
+        if pool is None:
+            tls = None
+            if scheme == "https":
+                tls = self._ssl if self._ssl is not None else ssl.create_default_context()
+            pool = pools[origin] = LeanPool(
+                origin[0],
+                origin[1],
+                ssl_context=tls,
+                server_hostname=self._server_hostname,
+                limit=self._limit,
+                keepalive=KEEPALIVE_SECONDS,
+            )
+        connector = session.connector
+        if connector is not None:
+            pool.limit = connector.limit  # a shared session's limit is the sum of its users'
+        return pool
+
+    async def _send_lean(
+        self, pool: LeanPool, request: httpx.Request, body: bytes | None
+    ) -> httpx.Response:
+        t = request.extensions.get("timeout") or {}
+        status, headers, content = await pool.send(
+            request, body, connect=t.get("connect"), read=t.get("read")
+        )
+        return httpx.Response(
+            status_code=status,
+            headers=headers,
+            stream=PreloadedBody(content),
+            extensions=_EXTENSIONS,
+        )
+
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         import aiohttp
 
-        session = self._get_session()
         body = request.extensions.get(BODY)
         if body is None and request.method not in ("GET", "HEAD"):
             body = await request.aread()
-        url = _yarl_url(str(request.url))
         preload = bool(request.extensions.get(PRELOAD))
+        if preload:
+            pool = self._lean_pool(request.url)
+            if pool is not None:
+                try:
+                    return await self._send_lean(pool, request, body)
+                except httpx.TransportError as exc:
+                    exc.request = request
+                    raise
+        session = self._get_session()
+        url = _yarl_url(str(request.url))
         kwargs: dict[str, Any] = {}
         if self._proxy:
             kwargs["proxy"] = self._proxy
@@ -380,6 +441,9 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 await session.close()
             else:
                 await _shared_pool.release(self._pool_key, self._limit, session)
+            if session.closed:
+                for pool in _LEAN_POOLS.pop(session, {}).values():
+                    pool.close()
 
 
 def build_transport(

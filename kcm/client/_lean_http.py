@@ -1,0 +1,432 @@
+"""A lean HTTP/1.1 keep-alive pool for whole-body requests (the aiohttp transport's fast path).
+
+A controller's request is small and regular: one method, a path, a few headers that repeat, a
+JSON body, a JSON answer read whole. aiohttp's ``ClientSession.request`` wraps each in request
+and response objects, a task, timers, tracing and cookie hooks: about 100 µs of CPU, half of
+what a request costs kcm's client end to end, and the largest single cost of a controller
+manager at scale (benchmarks/controllers_vs_go.py). This pool writes the request bytes straight
+to an ``asyncio.Protocol`` and parses the answer as it arrives (status line, headers,
+``Content-Length`` or chunked body), so a request costs a few tens of µs.
+
+It serves only what it can serve completely: requests whose answer is read whole
+(``kcm.preload``), without a proxy. Streams (watches, logs) and proxied requests stay on
+aiohttp. Answers it does not expect (``Connection: close``, a body delimited by the end of the
+connection) close the connection after the exchange; anything malformed raises
+``httpx.RemoteProtocolError`` and never returns the connection to the pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import ssl
+import time
+from typing import Any
+
+import httpx
+
+__all__ = ["LeanPool", "ProtocolError"]
+
+_CRLF = b"\r\n"
+_HEADERS_END = b"\r\n\r\n"
+_MAX_HEADER_BYTES = 1 << 20
+_NO_BODY_STATUS = frozenset({204, 304})
+
+
+class ProtocolError(Exception):
+    """The server's answer is not valid HTTP/1.1."""
+
+
+class _Answer:
+    """The parse state of one response."""
+
+    __slots__ = (
+        "body",
+        "chunk_left",
+        "done",
+        "head_end",
+        "headers",
+        "keep_alive",
+        "length",
+        "mode",
+        "pos",
+        "status",
+    )
+
+    def __init__(self) -> None:
+        self.status = 0
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.keep_alive = True
+        self.mode = ""  # "length", "chunked", "none" or "close" (the body ends with the connection)
+        self.length = 0
+        self.head_end = -1
+        self.pos = 0  # parse position in the connection buffer (chunked)
+        self.chunk_left = -1  # bytes left in the current chunk, -1 between chunks
+        self.body: bytearray = bytearray()
+        self.done = False
+
+
+class _Connection(asyncio.Protocol):
+    """One keep-alive connection; one exchange at a time."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self.idle_since = 0.0
+        self._buf = bytearray()
+        self._answer: _Answer | None = None
+        self._head_only = False
+        self._waiter: asyncio.Future[_Answer] | None = None
+
+    # -- asyncio.Protocol ----------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        if self._answer is None or self._answer.done:  # bytes nobody asked for: not reusable
+            self._fail(ProtocolError("the server sent data outside of a response"))
+            return
+        self._buf += data
+        try:
+            self._parse()
+        except ProtocolError as exc:
+            self._fail(exc)
+
+    def eof_received(self) -> bool:
+        self._eof()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self._eof(exc)
+
+    # -- the exchange --------------------------------------------------------------------
+
+    async def exchange(self, data: bytes, head_only: bool) -> _Answer:
+        """Send one request (its bytes) and wait for the whole answer."""
+        assert self.transport is not None
+        if self.closed:  # closed by the server after the pool handed it out
+            raise ConnectionResetError("the server closed the connection")
+        loop = asyncio.get_running_loop()
+        self._answer = _Answer()
+        self._head_only = head_only
+        waiter: asyncio.Future[_Answer] = loop.create_future()
+        self._waiter = waiter
+        self.transport.write(data)
+        try:
+            return await waiter
+        finally:
+            self._waiter = None
+            self._answer = None
+
+    def close(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()
+
+    def _finish(self, answer: _Answer) -> None:
+        answer.done = True
+        if self._buf:  # bytes beyond the answer: the connection's framing is lost
+            answer.keep_alive = False
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(answer)
+
+    def _fail(self, exc: BaseException) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(exc)
+        self.close()
+
+    def _eof(self, exc: BaseException | None = None) -> None:
+        self.closed = True
+        answer = self._answer
+        if answer is not None and not answer.done:
+            if answer.mode == "close":
+                answer.body += self._buf[answer.head_end :]
+                answer.keep_alive = False
+                self._finish(answer)
+                return
+            error = ConnectionResetError("the server closed the connection before answering")
+            if exc is not None:
+                error.__cause__ = exc
+            self._fail(error)
+
+    def _parse(self) -> None:
+        answer = self._answer
+        assert answer is not None
+        buf = self._buf
+        if answer.head_end < 0:
+            end = buf.find(_HEADERS_END)
+            if end < 0:
+                if len(buf) > _MAX_HEADER_BYTES:
+                    raise ProtocolError("response headers too large")
+                return
+            self._parse_head(answer, bytes(buf[:end]))
+            answer.head_end = answer.pos = end + 4
+            if answer.status < 200:  # 1xx: informational, the real answer follows
+                del buf[: answer.head_end]
+                self._answer = _Answer()
+                self._parse()
+                return
+        if answer.mode == "length":
+            if len(buf) - answer.head_end >= answer.length:
+                end = answer.head_end + answer.length
+                answer.body = buf[answer.head_end : end]
+                del buf[:end]
+                self._finish(answer)
+        elif answer.mode == "chunked":
+            self._parse_chunks(answer)
+        elif answer.mode == "none":
+            del buf[: answer.head_end]
+            self._finish(answer)
+
+    def _parse_head(self, answer: _Answer, head: bytes) -> None:
+        lines = head.split(_CRLF)
+        status_line = lines[0]
+        if not status_line.startswith(b"HTTP/1.") or len(status_line) < 12:
+            raise ProtocolError(f"not an HTTP/1.1 status line: {status_line[:80]!r}")
+        try:
+            answer.status = int(status_line[9:12])
+        except ValueError:
+            raise ProtocolError(f"bad status line: {status_line[:80]!r}") from None
+        if status_line[5:8] == b"1.0":
+            answer.keep_alive = False
+        length = -1
+        chunked = False
+        headers = answer.headers
+        for line in lines[1:]:
+            name, sep, value = line.partition(b":")
+            if not sep:
+                raise ProtocolError(f"bad header line: {line[:80]!r}")
+            value = value.strip()
+            headers.append((name, value))
+            lower = name.lower()
+            if lower == b"content-length":
+                try:
+                    length = int(value)
+                except ValueError:
+                    raise ProtocolError(f"bad Content-Length: {value[:40]!r}") from None
+            elif lower == b"transfer-encoding":
+                chunked = value.lower().endswith(b"chunked")
+            elif lower == b"connection":
+                token = value.lower()
+                if b"close" in token:
+                    answer.keep_alive = False
+                elif b"keep-alive" in token:
+                    answer.keep_alive = True
+        if self._head_only or answer.status in _NO_BODY_STATUS or answer.status < 200:
+            answer.mode = "none"
+        elif chunked:
+            answer.mode = "chunked"
+        elif length >= 0:
+            answer.mode = "length"
+            answer.length = length
+        else:
+            answer.mode = "close"
+            answer.keep_alive = False
+
+    def _parse_chunks(self, answer: _Answer) -> None:
+        buf = self._buf
+        pos = answer.pos
+        while True:
+            if answer.chunk_left < 0:
+                end = buf.find(_CRLF, pos)
+                if end < 0:
+                    break
+                size_text = bytes(buf[pos:end]).split(b";", 1)[0].strip()
+                try:
+                    size = int(size_text, 16)
+                except ValueError:
+                    raise ProtocolError(f"bad chunk size: {size_text[:20]!r}") from None
+                if size == 0:
+                    # the last chunk: trailers (ignored) up to an empty line
+                    if buf[end + 2 : end + 4] == _CRLF:
+                        del buf[: end + 4]
+                        self._finish(answer)
+                        return
+                    trailers_end = buf.find(_HEADERS_END, end)
+                    if trailers_end < 0:
+                        break  # read the size line again when more bytes are in
+                    del buf[: trailers_end + 4]
+                    self._finish(answer)
+                    return
+                pos = end + 2
+                answer.chunk_left = size
+            if len(buf) - pos < answer.chunk_left + 2:
+                break
+            end = pos + answer.chunk_left
+            if buf[end : end + 2] != _CRLF:
+                raise ProtocolError("a chunk does not end with CRLF")
+            answer.body += buf[pos:end]
+            pos = end + 2
+            answer.chunk_left = -1
+        del buf[:pos]  # parsed: keep only what is left
+        answer.pos = 0
+
+
+class LeanPool:
+    """Keep-alive connections to one origin for whole-body requests.
+
+    Args:
+        host / port: the server.
+        ssl_context: TLS settings (None: plain HTTP).
+        server_hostname: the name to verify the certificate against (SNI), if not ``host``.
+        limit: at most this many connections in use at once (0: no limit).
+        keepalive: seconds an idle connection is kept before it is closed.
+    """
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        ssl_context: ssl.SSLContext | None,
+        server_hostname: str | None,
+        limit: int,
+        keepalive: float,
+    ) -> None:
+        self._host = host
+        self._port = port
+        self._ssl = ssl_context
+        self._server_hostname = server_hostname
+        self.limit = limit
+        self._keepalive = keepalive
+        self._idle: list[_Connection] = []
+        self._busy = 0
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._head_cache: dict[tuple[Any, ...], bytes] = {}
+
+    @property
+    def idle_connections(self) -> int:
+        """Open connections waiting for a request (for tests)."""
+        return len(self._idle)
+
+    async def _connect(self, connect_timeout: float | None) -> _Connection:
+        loop = asyncio.get_running_loop()
+        kwargs: dict[str, Any] = {}
+        if self._ssl is not None:
+            kwargs["ssl"] = self._ssl
+            kwargs["server_hostname"] = self._server_hostname or self._host
+        try:
+            async with asyncio.timeout(connect_timeout):
+                _, conn = await loop.create_connection(
+                    _Connection, self._host, self._port, **kwargs
+                )
+        except TimeoutError as exc:
+            raise httpx.ConnectTimeout("connect timed out") from exc
+        except OSError as exc:  # refused, unreachable, TLS handshake and verification
+            raise httpx.ConnectError(f"cannot connect to {self._host}:{self._port}: {exc}") from exc
+        return conn
+
+    async def _acquire(self, connect_timeout: float | None) -> _Connection:
+        while self.limit and self._busy >= self.limit:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            except BaseException:
+                if waiter.done() and not waiter.cancelled():
+                    self._wake_next()  # woken, then cancelled: pass the free slot on
+                else:
+                    self._waiters.remove(waiter)
+                raise
+        self._busy += 1
+        try:
+            now = time.monotonic()
+            while self._idle:
+                conn = self._idle.pop()
+                if not conn.closed and now - conn.idle_since < self._keepalive:
+                    return conn
+                conn.close()
+            return await self._connect(connect_timeout)
+        except BaseException:
+            self._release_slot()
+            raise
+
+    def _release_slot(self) -> None:
+        self._busy -= 1
+        self._wake_next()
+
+    def _wake_next(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                break
+
+    def _release(self, conn: _Connection, reusable: bool) -> None:
+        if reusable and not conn.closed:
+            conn.idle_since = time.monotonic()
+            self._idle.append(conn)
+        else:
+            conn.close()
+        self._release_slot()
+
+    def _head(self, request: httpx.Request, body: bytes | None) -> bytes:
+        """The request line and headers, cached per distinct (method, target, headers)."""
+        raw = request.headers.raw
+        key = (
+            request.method,
+            request.url.raw_path,
+            tuple(raw),
+            None if body is None else len(body),
+        )
+        head = self._head_cache.get(key)
+        if head is None:
+            lines = [request.method.encode("ascii"), b" ", request.url.raw_path, b" HTTP/1.1\r\n"]
+            for name, value in raw:
+                if name.lower() in (b"content-length", b"transfer-encoding"):
+                    continue  # the body is sent whole, with its own length (below)
+                lines += (name, b": ", value, _CRLF)
+            if body is not None:
+                lines += (b"Content-Length: ", str(len(body)).encode("ascii"), _CRLF)
+            lines.append(_CRLF)
+            head = b"".join(lines)
+            if len(self._head_cache) >= 512:  # many distinct paths (names): never grow unbounded
+                self._head_cache.clear()
+            self._head_cache[key] = head
+        return head
+
+    async def send(
+        self,
+        request: httpx.Request,
+        body: bytes | None,
+        *,
+        connect: float | None,
+        read: float | None,
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """One exchange: (status, raw headers, whole body).
+
+        Raises:
+            httpx.ConnectError / httpx.ConnectTimeout: no connection could be made.
+            httpx.ReadTimeout: no whole answer within ``read`` seconds.
+            httpx.ReadError: the connection broke before the answer was complete.
+            httpx.RemoteProtocolError: the answer is not valid HTTP/1.1.
+        """
+        head = self._head(request, body)
+        data = head if not body else head + body
+        conn = await self._acquire(connect)
+        reusable = False
+        try:
+            try:
+                async with asyncio.timeout(read):
+                    answer = await conn.exchange(data, request.method == "HEAD")
+            except TimeoutError as exc:
+                raise httpx.ReadTimeout("timed out waiting for the answer") from exc
+            except ProtocolError as exc:
+                raise httpx.RemoteProtocolError(str(exc)) from exc
+            except OSError as exc:
+                raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
+            reusable = answer.keep_alive
+            return answer.status, answer.headers, bytes(answer.body)
+        finally:
+            self._release(conn, reusable)
+
+    def close(self) -> None:
+        """Close every idle connection (busy ones close when their exchange ends)."""
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()

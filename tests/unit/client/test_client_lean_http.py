@@ -1,0 +1,300 @@
+"""The aiohttp transport's fast path (kcm.client._lean_http): whole-body requests over a lean
+keep-alive pool. Each test scripts a raw HTTP/1.1 server on loopback, so the framing cases a
+server may send (lengths, chunks split anywhere, no body, close) are exact bytes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+import httpx
+import pytest
+
+from kcm.client import ApiClient, ClientConfig
+from kcm.client._lean_http import LeanPool
+from kcm.client._transport import _LEAN_POOLS, AiohttpTransport
+
+pytestmark = pytest.mark.anyio
+
+Reply = Callable[[bytes], list[bytes | None]]  # request head -> pieces to write (None: close)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # aiohttp, and so its fast path, is asyncio-only
+
+
+def ok(body: bytes, *extra: bytes) -> bytes:
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+    return (
+        head
+        + b"".join(e + b"\r\n" for e in extra)
+        + b"Content-Length: %d\r\n\r\n" % len(body)
+        + body
+    )
+
+
+class _Script(asyncio.Protocol):
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.buf = b""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.server.connections += 1
+        self.server.open.append(transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        while b"\r\n\r\n" in self.buf:
+            head, _, rest = self.buf.partition(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.lower() == b"content-length":
+                    length = int(value)
+            if len(rest) < length:
+                return
+            self.server.requests.append(head + b"\r\n\r\n" + rest[:length])
+            self.buf = rest[length:]
+            for piece in self.server.reply(head):
+                if piece is None:
+                    self.transport.close()
+                    return
+                self.transport.write(piece)
+
+
+class Server:
+    def __init__(self, reply: Reply) -> None:
+        self.reply = reply
+        self.connections = 0
+        self.requests: list[bytes] = []
+        self.open: list[asyncio.Transport] = []
+        self.port = 0
+
+
+@asynccontextmanager
+async def serving(reply: Reply) -> AsyncIterator[Server]:
+    server = Server(reply)
+    loop = asyncio.get_running_loop()
+    listener = await loop.create_server(lambda: _Script(server), "127.0.0.1", 0)
+    server.port = listener.sockets[0].getsockname()[1]
+    try:
+        yield server
+    finally:
+        for transport in server.open:
+            transport.close()
+        listener.close()
+        await listener.wait_closed()
+
+
+def pool_for(server: Server, limit: int = 10) -> LeanPool:
+    return LeanPool(
+        "127.0.0.1", server.port, ssl_context=None, server_hostname=None, limit=limit, keepalive=60
+    )
+
+
+async def send(
+    pool: LeanPool, server: Server, method: str = "GET", body: bytes | None = None, read: float = 5
+) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    request = httpx.Request(method, f"http://127.0.0.1:{server.port}/api/v1/pods?limit=1")
+    return await pool.send(request, body, connect=5, read=read)
+
+
+async def test_keep_alive_answers_reuse_one_connection() -> None:
+    async with serving(lambda head: [ok(b'{"a":1}')]) as server:
+        pool = pool_for(server)
+        for _ in range(3):
+            status, headers, body = await send(pool, server)
+            assert (status, body) == (200, b'{"a":1}')
+            assert (b"Content-Type", b"application/json") in headers
+        assert server.connections == 1
+        assert server.requests[0].startswith(b"GET /api/v1/pods?limit=1 HTTP/1.1\r\n")
+        assert b"\r\nHost: 127.0.0.1:" in server.requests[0]
+        pool.close()
+
+
+async def test_a_body_is_sent_with_its_length() -> None:
+    async with serving(lambda head: [ok(b"{}")]) as server:
+        pool = pool_for(server)
+        await send(pool, server, "POST", b'{"kind":"Pod"}')
+        assert server.requests[0].endswith(b"Content-Length: 14\r\n\r\n" + b'{"kind":"Pod"}')
+        pool.close()
+
+
+async def test_chunked_answers_split_anywhere_are_joined() -> None:
+    answer = (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nX-Trailer: t\r\n\r\n"
+    )
+    async with serving(lambda head: [answer[i : i + 1] for i in range(len(answer))]) as server:
+        pool = pool_for(server)
+        for _ in range(2):
+            status, _, body = await send(pool, server)
+            assert (status, body) == (200, b"hello, world")
+        assert server.connections == 1  # the trailers were consumed: the connection is clean
+        pool.close()
+
+
+async def test_no_body_for_204_and_head_and_the_connection_stays() -> None:
+    def reply(head: bytes) -> list[bytes | None]:
+        if head.startswith(b"HEAD"):
+            return [b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n"]
+        return [b"HTTP/1.1 204 No Content\r\n\r\n"]
+
+    async with serving(reply) as server:
+        pool = pool_for(server)
+        assert (await send(pool, server, "DELETE"))[::2] == (204, b"")
+        assert (await send(pool, server, "HEAD"))[::2] == (200, b"")
+        assert (await send(pool, server, "DELETE"))[::2] == (204, b"")
+        assert server.connections == 1
+        pool.close()
+
+
+async def test_an_informational_answer_is_skipped() -> None:
+    reply: Reply = lambda head: [b"HTTP/1.1 100 Continue\r\n\r\n", ok(b"{}")]  # noqa: E731
+    async with serving(reply) as server:
+        pool = pool_for(server)
+        assert (await send(pool, server))[::2] == (200, b"{}")
+        pool.close()
+
+
+async def test_connection_close_and_bodies_ended_by_close_are_not_reused() -> None:
+    def reply(head: bytes) -> list[bytes | None]:
+        if b"/close" in head:
+            return [ok(b"1", b"Connection: close")]
+        return [b"HTTP/1.1 200 OK\r\n\r\nuntil the end", None]
+
+    async with serving(reply) as server:
+        pool = pool_for(server)
+        request = httpx.Request("GET", f"http://127.0.0.1:{server.port}/close")
+        assert (await pool.send(request, None, connect=5, read=5))[2] == b"1"
+        assert (await send(pool, server))[::2] == (200, b"until the end")
+        assert (await send(pool, server))[::2] == (200, b"until the end")
+        assert server.connections == 3
+        assert pool.idle_connections == 0
+        pool.close()
+
+
+async def test_a_connection_the_server_closed_while_idle_is_replaced() -> None:
+    async with serving(lambda head: [ok(b"{}")]) as server:
+        pool = pool_for(server)
+        await send(pool, server)
+        server.open[0].close()  # the server's idle timeout
+        for _ in range(100):  # let the client see the close (no timing: it is already sent)
+            if pool._idle and pool._idle[0].closed:
+                break
+            await asyncio.sleep(0)
+        assert (await send(pool, server))[0] == 200
+        assert server.connections == 2
+        pool.close()
+
+
+@pytest.mark.parametrize(
+    ("pieces", "error"),
+    [
+        ([b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", None], httpx.ReadError),
+        ([None], httpx.ReadError),
+        ([b"SPDY/3 200 OK\r\n\r\n"], httpx.RemoteProtocolError),
+        ([b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n"], httpx.RemoteProtocolError),
+        ([b"HTTP/1.1 200 OK\r\nno colon\r\n\r\n"], httpx.RemoteProtocolError),
+        (
+            [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"],
+            httpx.RemoteProtocolError,
+        ),
+        (
+            [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabXY"],
+            httpx.RemoteProtocolError,
+        ),
+    ],
+    ids=[
+        "cut-short",
+        "closed-at-once",
+        "not-http",
+        "bad-length",
+        "bad-header",
+        "bad-chunk-size",
+        "bad-chunk-end",
+    ],
+)
+async def test_broken_answers_raise_typed_errors_and_drop_the_connection(
+    pieces: list[bytes | None], error: type[Exception]
+) -> None:
+    async with serving(lambda head: pieces) as server:
+        pool = pool_for(server)
+        with pytest.raises(error):
+            await send(pool, server)
+        assert pool.idle_connections == 0
+        pool.close()
+
+
+async def test_no_answer_within_the_read_timeout_is_a_read_timeout() -> None:
+    async with serving(lambda head: []) as server:  # never answers
+        pool = pool_for(server)
+        with pytest.raises(httpx.ReadTimeout):
+            await send(pool, server, read=0.05)
+        assert pool.idle_connections == 0  # an answer may still come: never reused
+        pool.close()
+
+
+async def test_a_refused_connection_is_a_connect_error() -> None:
+    async with serving(lambda head: []) as server:
+        port = server.port
+    pool = LeanPool(
+        "127.0.0.1", port, ssl_context=None, server_hostname=None, limit=1, keepalive=60
+    )
+    request = httpx.Request("GET", f"http://127.0.0.1:{port}/")
+    with pytest.raises(httpx.ConnectError, match=f"127.0.0.1:{port}"):
+        await pool.send(request, None, connect=5, read=5)
+
+
+async def test_the_limit_queues_requests_on_the_connections_it_allows() -> None:
+    async with serving(lambda head: [ok(b"{}")]) as server:
+        pool = pool_for(server, limit=1)
+        results = await asyncio.gather(*(send(pool, server) for _ in range(5)))
+        assert [r[0] for r in results] == [200] * 5
+        assert server.connections == 1
+        pool.close()
+
+
+async def test_a_cancelled_exchange_closes_its_connection() -> None:
+    async with serving(lambda head: []) as server:
+        pool = pool_for(server)
+        sent = asyncio.Event()
+
+        def never_answer(head: bytes) -> list[bytes | None]:
+            sent.set()
+            return []
+
+        server.reply = never_answer
+        task = asyncio.ensure_future(send(pool, server))
+        await sent.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert pool.idle_connections == 0
+        assert pool._busy == 0
+        pool.close()
+
+
+async def test_the_client_sends_whole_body_requests_through_the_lean_pool() -> None:
+    async with serving(lambda head: [ok(b'{"major":"1","minor":"24"}')]) as server:
+        config = ClientConfig(server=f"http://127.0.0.1:{server.port}", qps=-1)
+        async with ApiClient(config) as client:
+            response = await client.request("GET", "/version")
+            assert response.json() == {"major": "1", "minor": "24"}
+            transport = client._active_transport
+            assert isinstance(transport, AiohttpTransport)
+            pools = _LEAN_POOLS[transport._get_session()]
+            assert [p.idle_connections for p in pools.values()] == [1]
+        assert server.connections == 1
+
+
+async def test_a_proxied_client_leaves_requests_to_aiohttp() -> None:
+    transport = AiohttpTransport(proxy="http://127.0.0.1:1")
+    try:
+        assert transport._lean_pool(httpx.URL("https://kube.example:6443/")) is None
+    finally:
+        await transport.aclose()
