@@ -17,12 +17,13 @@ connection) close the connection after the exchange; anything malformed raises
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import ssl
 import time
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import httpx
 
 __all__ = ["LeanPool", "ProtocolError"]
@@ -31,6 +32,11 @@ _CRLF = b"\r\n"
 _HEADERS_END = b"\r\n\r\n"
 _MAX_HEADER_BYTES = 1 << 20
 _NO_BODY_STATUS = frozenset({204, 304})
+
+
+def _loop() -> Any:
+    """The running asyncio event loop (this pool is the aiohttp transport's: asyncio only)."""
+    return anyio.lowlevel.current_token().native_token
 
 
 class ProtocolError(Exception):
@@ -66,22 +72,22 @@ class _Answer:
         self.done = False
 
 
-class _Connection(asyncio.Protocol):
-    """One keep-alive connection; one exchange at a time."""
+class _Connection:
+    """One keep-alive connection; one exchange at a time (an asyncio protocol: the event loop
+    calls the four protocol methods below)."""
 
     def __init__(self) -> None:
-        self.transport: asyncio.Transport | None = None
+        self.transport: Any = None  # asyncio.Transport
         self.closed = False
         self.idle_since = 0.0
         self._buf = bytearray()
         self._answer: _Answer | None = None
         self._head_only = False
-        self._waiter: asyncio.Future[_Answer] | None = None
+        self._waiter: Any = None  # asyncio.Future[_Answer]
 
     # -- asyncio.Protocol ----------------------------------------------------------------
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
+    def connection_made(self, transport: Any) -> None:
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
@@ -104,22 +110,30 @@ class _Connection(asyncio.Protocol):
 
     # -- the exchange --------------------------------------------------------------------
 
-    async def exchange(self, data: bytes, head_only: bool) -> _Answer:
-        """Send one request (its bytes) and wait for the whole answer."""
+    async def exchange(self, data: bytes, head_only: bool, read_timeout: float | None) -> _Answer:
+        """Send one request (its bytes) and wait at most ``read_timeout`` seconds for the whole
+        answer (``TimeoutError``; one timer on the loop, no cancel scope: this runs for every
+        request)."""
         assert self.transport is not None
         if self.closed:  # closed by the server after the pool handed it out
             raise ConnectionResetError("the server closed the connection")
-        loop = asyncio.get_running_loop()
+        loop = _loop()
         self._answer = _Answer()
         self._head_only = head_only
-        waiter: asyncio.Future[_Answer] = loop.create_future()
-        self._waiter = waiter
+        self._waiter = waiter = loop.create_future()
+        timer = loop.call_later(read_timeout, self._time_out) if read_timeout is not None else None
         self.transport.write(data)
         try:
-            return await waiter
+            answer: _Answer = await waiter
+            return answer
         finally:
+            if timer is not None:
+                timer.cancel()
             self._waiter = None
             self._answer = None
+
+    def _time_out(self) -> None:
+        self._fail(TimeoutError("no whole answer in time"))
 
     def close(self) -> None:
         self.closed = True
@@ -296,7 +310,7 @@ class LeanPool:
         self._keepalive = keepalive
         self._idle: list[_Connection] = []
         self._busy = 0
-        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._waiters: collections.deque[Any] = collections.deque()  # asyncio futures
         self._head_cache: dict[tuple[Any, ...], bytes] = {}
 
     @property
@@ -305,16 +319,16 @@ class LeanPool:
         return len(self._idle)
 
     async def _connect(self, connect_timeout: float | None) -> _Connection:
-        loop = asyncio.get_running_loop()
         kwargs: dict[str, Any] = {}
         if self._ssl is not None:
             kwargs["ssl"] = self._ssl
             kwargs["server_hostname"] = self._server_hostname or self._host
         try:
-            async with asyncio.timeout(connect_timeout):
-                _, conn = await loop.create_connection(
+            with anyio.fail_after(connect_timeout):
+                _, conn = await _loop().create_connection(
                     _Connection, self._host, self._port, **kwargs
                 )
+            assert isinstance(conn, _Connection)
         except TimeoutError as exc:
             raise httpx.ConnectTimeout("connect timed out") from exc
         except OSError as exc:  # refused, unreachable, TLS handshake and verification
@@ -323,7 +337,7 @@ class LeanPool:
 
     async def _acquire(self, connect_timeout: float | None) -> _Connection:
         while self.limit and self._busy >= self.limit:
-            waiter = asyncio.get_running_loop().create_future()
+            waiter = _loop().create_future()
             self._waiters.append(waiter)
             try:
                 await waiter
@@ -412,8 +426,7 @@ class LeanPool:
         reusable = False
         try:
             try:
-                async with asyncio.timeout(read):
-                    answer = await conn.exchange(data, request.method == "HEAD")
+                answer = await conn.exchange(data, request.method == "HEAD", read)
             except TimeoutError as exc:
                 raise httpx.ReadTimeout("timed out waiting for the answer") from exc
             except ProtocolError as exc:
