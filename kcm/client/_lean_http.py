@@ -1,37 +1,41 @@
-"""A lean HTTP/1.1 keep-alive pool for whole-body requests (the aiohttp transport's fast path).
+"""A lean HTTP/1.1 keep-alive pool (the aiohttp transport's fast path).
 
 A controller's request is small and regular: one method, a path, a few headers that repeat, a
 JSON body, a JSON answer read whole. aiohttp's ``ClientSession.request`` wraps each in request
 and response objects, a task, timers, tracing and cookie hooks: about 100 µs of CPU, half of
 what a request costs kcm's client end to end, and the largest single cost of a controller
 manager at scale (benchmarks/controllers_vs_go.py). This pool writes the request bytes straight
-to an ``asyncio.Protocol`` and parses the answer as it arrives (status line, headers,
+to an asyncio protocol and parses the answer as it arrives (status line, headers,
 ``Content-Length`` or chunked body), so a request costs a few tens of µs.
 
-It serves only what it can serve completely: requests whose answer is read whole
-(``kcm.preload``), without a proxy. Streams (watches, logs) and proxied requests stay on
-aiohttp. Answers it does not expect (``Connection: close``, a body delimited by the end of the
-connection) close the connection after the exchange; anything malformed raises
-``httpx.RemoteProtocolError`` and never returns the connection to the pool.
+:meth:`LeanPool.send` reads an answer whole; :meth:`LeanPool.stream` hands its body over as it
+arrives (a watch: one piece per read, the socket paused while the reader is a megabyte behind).
+Proxied requests stay on aiohttp. Answers that end the connection's usefulness
+(``Connection: close``, a body delimited by the end of the connection, a stream closed before
+its end) close it; anything malformed raises ``httpx.RemoteProtocolError``, and such a
+connection never returns to the pool.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import ssl
 import time
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import anyio
 import anyio.lowlevel
 import httpx
 
-__all__ = ["LeanPool", "ProtocolError"]
+__all__ = ["LeanPool", "LeanStream", "ProtocolError"]
 
 _CRLF = b"\r\n"
 _HEADERS_END = b"\r\n\r\n"
 _MAX_HEADER_BYTES = 1 << 20
 _NO_BODY_STATUS = frozenset({204, 304})
+_STREAM_HIGH_WATER = 1 << 20
 
 
 def _loop() -> Any:
@@ -84,6 +88,13 @@ class _Connection:
         self._answer: _Answer | None = None
         self._head_only = False
         self._waiter: Any = None  # asyncio.Future[_Answer]
+        # streaming (a watch): body pieces queue here until the reader takes them
+        self._streaming = False
+        self._pieces: list[bytes] = []
+        self._queued = 0
+        self._paused = False
+        self._reader: Any = None  # asyncio.Future[None]
+        self._error: BaseException | None = None
 
     # -- asyncio.Protocol ----------------------------------------------------------------
 
@@ -114,12 +125,30 @@ class _Connection:
         """Send one request (its bytes) and wait at most ``read_timeout`` seconds for the whole
         answer (``TimeoutError``; one timer on the loop, no cancel scope: this runs for every
         request)."""
+        try:
+            return await self._start(data, head_only, read_timeout, streaming=False)
+        finally:
+            self._answer = None
+
+    async def start_stream(self, data: bytes, read_timeout: float | None) -> _Answer:
+        """Send one request and wait for the answer's head; the body then arrives through
+        :meth:`read_piece` (each read waiting at most ``read_timeout`` seconds)."""
+        try:
+            return await self._start(data, False, read_timeout, streaming=True)
+        except BaseException:
+            self._answer = None
+            raise
+
+    async def _start(
+        self, data: bytes, head_only: bool, read_timeout: float | None, *, streaming: bool
+    ) -> _Answer:
         assert self.transport is not None
         if self.closed:  # closed by the server after the pool handed it out
             raise ConnectionResetError("the server closed the connection")
         loop = _loop()
         self._answer = _Answer()
         self._head_only = head_only
+        self._streaming = streaming
         self._waiter = waiter = loop.create_future()
         timer = loop.call_later(read_timeout, self._time_out) if read_timeout is not None else None
         self.transport.write(data)
@@ -130,7 +159,42 @@ class _Connection:
             if timer is not None:
                 timer.cancel()
             self._waiter = None
-            self._answer = None
+
+    async def read_piece(self, read_timeout: float | None) -> bytes | None:
+        """The body bytes received since the last call (None at the end of the body)."""
+        while True:
+            if self._pieces:
+                pieces, self._pieces = self._pieces, []
+                self._queued = 0
+                if self._paused:
+                    self._paused = False
+                    self.transport.resume_reading()
+                return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+            if self._error is not None:
+                raise self._error
+            answer = self._answer
+            if answer is None or answer.done:
+                return None
+            loop = _loop()
+            self._reader = reader = loop.create_future()
+            timer = (
+                loop.call_later(read_timeout, self._time_out) if read_timeout is not None else None
+            )
+            try:
+                await reader
+            finally:
+                if timer is not None:
+                    timer.cancel()
+                self._reader = None
+
+    def end_stream(self) -> bool:
+        """Forget the stream; whether the connection can serve another request (the whole
+        body was read and the server keeps the connection)."""
+        answer, self._answer = self._answer, None
+        self._streaming = False
+        self._pieces = []
+        reusable = answer is not None and answer.done and answer.keep_alive
+        return reusable and self._error is None and not self.closed and not self._paused
 
     def _time_out(self) -> None:
         self._fail(TimeoutError("no whole answer in time"))
@@ -147,19 +211,42 @@ class _Connection:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(answer)
+        self._wake_reader()
 
     def _fail(self, exc: BaseException) -> None:
+        if self._error is None:
+            self._error = exc
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_exception(exc)
+        self._wake_reader()
         self.close()
+
+    def _wake_reader(self) -> None:
+        reader = self._reader
+        if reader is not None and not reader.done():
+            reader.set_result(None)
+
+    def _emit(self, answer: _Answer, data: bytes) -> None:
+        """Body bytes: kept for the whole answer, or queued for a stream's reader (reading
+        paused while the reader is behind by more than a megabyte)."""
+        if not self._streaming:
+            answer.body += data
+            return
+        self._pieces.append(data)
+        self._queued += len(data)
+        if self._queued > _STREAM_HIGH_WATER and not self._paused:
+            self._paused = True
+            self.transport.pause_reading()
+        self._wake_reader()
 
     def _eof(self, exc: BaseException | None = None) -> None:
         self.closed = True
         answer = self._answer
         if answer is not None and not answer.done:
-            if answer.mode == "close":
-                answer.body += self._buf[answer.head_end :]
+            if answer.mode == "close" and answer.head_end >= 0:
+                self._emit(answer, bytes(self._buf))
+                self._buf.clear()
                 answer.keep_alive = False
                 self._finish(answer)
                 return
@@ -179,23 +266,36 @@ class _Connection:
                     raise ProtocolError("response headers too large")
                 return
             self._parse_head(answer, bytes(buf[:end]))
-            answer.head_end = answer.pos = end + 4
+            del buf[: end + 4]
+            answer.head_end = 0  # the head is parsed; buf now starts with the body
             if answer.status < 200:  # 1xx: informational, the real answer follows
-                del buf[: answer.head_end]
                 self._answer = _Answer()
                 self._parse()
                 return
+            if self._streaming and answer.mode != "none":
+                waiter = self._waiter
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(answer)  # the head: the body streams from here
         if answer.mode == "length":
-            if len(buf) - answer.head_end >= answer.length:
-                end = answer.head_end + answer.length
-                answer.body = buf[answer.head_end : end]
-                del buf[:end]
+            if self._streaming:
+                take = min(len(buf), answer.length)
+                if take:
+                    self._emit(answer, bytes(buf[:take]))
+                    del buf[:take]
+                    answer.length -= take
+                if not answer.length:
+                    self._finish(answer)
+            elif len(buf) >= answer.length:
+                answer.body = buf[: answer.length]
+                del buf[: answer.length]
                 self._finish(answer)
         elif answer.mode == "chunked":
             self._parse_chunks(answer)
         elif answer.mode == "none":
-            del buf[: answer.head_end]
             self._finish(answer)
+        elif self._streaming and buf:  # "close": the body is everything until the end
+            self._emit(answer, bytes(buf))
+            buf.clear()
 
     def _parse_head(self, answer: _Answer, head: bytes) -> None:
         lines = head.split(_CRLF)
@@ -274,7 +374,7 @@ class _Connection:
             end = pos + answer.chunk_left
             if buf[end : end + 2] != _CRLF:
                 raise ProtocolError("a chunk does not end with CRLF")
-            answer.body += buf[pos:end]
+            self._emit(answer, bytes(buf[pos:end]))
             pos = end + 2
             answer.chunk_left = -1
         del buf[:pos]  # parsed: keep only what is left
@@ -425,21 +525,83 @@ class LeanPool:
         conn = await self._acquire(connect)
         reusable = False
         try:
-            try:
+            with _http_errors():
                 answer = await conn.exchange(data, request.method == "HEAD", read)
-            except TimeoutError as exc:
-                raise httpx.ReadTimeout("timed out waiting for the answer") from exc
-            except ProtocolError as exc:
-                raise httpx.RemoteProtocolError(str(exc)) from exc
-            except OSError as exc:
-                raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
             reusable = answer.keep_alive
             return answer.status, answer.headers, bytes(answer.body)
         finally:
             self._release(conn, reusable)
+
+    async def stream(
+        self,
+        request: httpx.Request,
+        body: bytes | None,
+        *,
+        connect: float | None,
+        read: float | None,
+    ) -> LeanStream:
+        """Send one request and return once the answer's head is in; the body is the returned
+        stream's, each read waiting at most ``read`` seconds. Close the stream (the connection
+        returns to the pool only when its body was read to the end).
+
+        Raises:
+            the same as :meth:`send` (``httpx.ReadTimeout``: no head within ``read`` seconds).
+        """
+        head = self._head(request, body)
+        data = head if not body else head + body
+        conn = await self._acquire(connect)
+        try:
+            with _http_errors():
+                answer = await conn.start_stream(data, read)
+        except BaseException:
+            conn.end_stream()
+            self._release(conn, False)
+            raise
+        return LeanStream(self, conn, answer, read)
 
     def close(self) -> None:
         """Close every idle connection (busy ones close when their exchange ends)."""
         idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
+
+
+class LeanStream(httpx.AsyncByteStream):
+    """The body of a streamed answer (a watch), as httpx reads it; owns its connection until
+    closed."""
+
+    def __init__(self, pool: LeanPool, conn: _Connection, answer: _Answer, read: float | None):
+        self._pool = pool
+        self._conn: _Connection | None = conn
+        self._read = read
+        self.status = answer.status
+        self.headers = answer.headers
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        conn = self._conn
+        if conn is None:
+            return
+        while True:
+            with _http_errors():
+                piece = await conn.read_piece(self._read)
+            if piece is None:
+                return
+            yield piece
+
+    async def aclose(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            self._pool._release(conn, conn.end_stream())
+
+
+@contextlib.contextmanager
+def _http_errors() -> Iterator[None]:
+    """The connection's failures as httpx's transport errors."""
+    try:
+        yield
+    except TimeoutError as exc:  # first: TimeoutError is an OSError
+        raise httpx.ReadTimeout("timed out waiting for the answer") from exc
+    except ProtocolError as exc:
+        raise httpx.RemoteProtocolError(str(exc)) from exc
+    except OSError as exc:
+        raise httpx.ReadError(str(exc) or type(exc).__name__) from exc

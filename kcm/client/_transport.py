@@ -4,9 +4,10 @@ httpx is the API kcm is written against (requests, responses, auth flows, MockTr
 tests). What moves the bytes is chosen here:
 
 * on **asyncio** (the default when aiohttp is installed) an :class:`AiohttpTransport`, an
-  :class:`httpx.AsyncBaseTransport` that sends through one ``aiohttp.ClientSession``. httpx's own
-  connection pool (httpcore) is several times slower at high concurrency (encode/httpx#3215);
-  the figures are in docs/client.md and docs/benchmarks.md.
+  :class:`httpx.AsyncBaseTransport` that sends through kcm's lean HTTP/1.1 pool
+  (:mod:`._lean_http`), and through one ``aiohttp.ClientSession`` when a proxy is set. httpx's
+  own connection pool (httpcore) is several times slower at high concurrency
+  (encode/httpx#3215); the figures are in docs/client.md and docs/benchmarks.md.
 * on **trio** (aiohttp is asyncio-only), or when aiohttp is missing, httpx's own
   :class:`httpx.AsyncHTTPTransport` with generous pool limits.
 
@@ -215,11 +216,14 @@ class _AiohttpStream(httpx.AsyncByteStream):
 
 
 class AiohttpTransport(httpx.AsyncBaseTransport):
-    """An httpx transport that sends through aiohttp (asyncio only).
+    """An httpx transport for asyncio: kcm's lean HTTP/1.1 pool, aiohttp through a proxy.
 
-    httpx builds the request and the response object, runs auth flows and decoding; aiohttp
-    keeps the connection pool and parses HTTP/1.1 (its C parser). aiohttp exceptions are
-    turned into the matching httpx exceptions, so callers see one exception family.
+    httpx builds the request and the response object, runs auth flows and decoding. Requests
+    (whole answers and streams) go through :class:`~kcm.client._lean_http.LeanPool`; with a
+    proxy, aiohttp keeps the connection pool and parses HTTP/1.1 (its C parser), and its
+    exceptions are turned into the matching httpx exceptions, so callers see one exception
+    family either way. The aiohttp session also anchors pool sharing (:mod:`._shared_pool`):
+    the lean pools belong to it.
 
     Args:
         ssl_context: TLS settings (from :func:`build_ssl_context`).
@@ -358,9 +362,17 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         return pool
 
     async def _send_lean(
-        self, pool: LeanPool, request: httpx.Request, body: bytes | None
+        self, pool: LeanPool, request: httpx.Request, body: bytes | None, preload: bool
     ) -> httpx.Response:
         t = request.extensions.get("timeout") or {}
+        if not preload:
+            stream = await pool.stream(request, body, connect=t.get("connect"), read=t.get("read"))
+            return httpx.Response(
+                status_code=stream.status,
+                headers=stream.headers,
+                stream=stream,
+                extensions=_EXTENSIONS,
+            )
         status, headers, content = await pool.send(
             request, body, connect=t.get("connect"), read=t.get("read")
         )
@@ -378,14 +390,13 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         if body is None and request.method not in ("GET", "HEAD"):
             body = await request.aread()
         preload = bool(request.extensions.get(PRELOAD))
-        if preload:
-            pool = self._lean_pool(request.url)
-            if pool is not None:
-                try:
-                    return await self._send_lean(pool, request, body)
-                except httpx.TransportError as exc:
-                    exc.request = request
-                    raise
+        pool = self._lean_pool(request.url)
+        if pool is not None:
+            try:
+                return await self._send_lean(pool, request, body, preload)
+            except httpx.TransportError as exc:
+                exc.request = request
+                raise
         session = self._get_session()
         url = _yarl_url(str(request.url))
         kwargs: dict[str, Any] = {}

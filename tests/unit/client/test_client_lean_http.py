@@ -1,6 +1,7 @@
-"""The aiohttp transport's fast path (kcm.client._lean_http): whole-body requests over a lean
-keep-alive pool. Each test scripts a raw HTTP/1.1 server on loopback, so the framing cases a
-server may send (lengths, chunks split anywhere, no body, close) are exact bytes."""
+"""The aiohttp transport's fast path (kcm.client._lean_http): whole-body requests and streams
+(watches) over a lean keep-alive pool. Each test scripts a raw HTTP/1.1 server on loopback, so
+the framing cases a server may send (lengths, chunks split anywhere, no body, close) are exact
+bytes."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import httpx
 import pytest
 
 from kcm.client import ApiClient, ClientConfig
-from kcm.client._lean_http import LeanPool
+from kcm.client._lean_http import LeanPool, LeanStream
 from kcm.client._transport import _LEAN_POOLS, AiohttpTransport
 
 pytestmark = pytest.mark.anyio
@@ -298,3 +299,112 @@ async def test_a_proxied_client_leaves_requests_to_aiohttp() -> None:
         assert transport._lean_pool(httpx.URL("https://kube.example:6443/")) is None
     finally:
         await transport.aclose()
+
+
+CHUNKED_HEAD = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+
+def chunk(data: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+async def open_stream(pool: LeanPool, server: Server, read: float = 5) -> httpx.Response:
+    request = httpx.Request("GET", f"http://127.0.0.1:{server.port}/api/v1/pods?watch=1")
+    stream = await pool.stream(request, None, connect=5, read=read)
+    return httpx.Response(stream.status, headers=stream.headers, stream=stream)
+
+
+async def test_a_stream_reads_its_body_as_it_comes_and_frees_the_connection_at_the_end() -> None:
+    lines = [b'{"type":"ADDED"}\n', b'{"type":"MODIFIED"}\n']
+    reply: Reply = lambda head: [CHUNKED_HEAD, *map(chunk, lines), b"0\r\n\r\n"]  # noqa: E731
+    async with serving(reply) as server:
+        pool = pool_for(server)
+        for _ in range(2):
+            response = await open_stream(pool, server)
+            assert response.status_code == 200
+            assert b"".join([piece async for piece in response.aiter_raw()]) == b"".join(lines)
+            await response.aclose()
+        assert server.connections == 1
+        assert pool.idle_connections == 1
+        pool.close()
+
+
+async def test_a_stream_closed_before_its_end_does_not_return_its_connection() -> None:
+    reply: Reply = lambda head: [CHUNKED_HEAD, chunk(b"{}\n")]  # noqa: E731  (never ends)
+    async with serving(reply) as server:
+        pool = pool_for(server)
+        response = await open_stream(pool, server)
+        async for piece in response.aiter_raw():
+            assert piece == b"{}\n"
+            break
+        await response.aclose()
+        assert pool.idle_connections == 0
+        assert pool._busy == 0
+        pool.close()
+
+
+async def test_a_stream_cut_by_the_server_is_a_read_error() -> None:
+    reply: Reply = lambda head: [CHUNKED_HEAD, chunk(b"{}\n"), None]  # noqa: E731
+    async with serving(reply) as server:
+        pool = pool_for(server)
+        response = await open_stream(pool, server)
+        with pytest.raises(httpx.ReadError):
+            async for _ in response.aiter_raw():
+                pass
+        await response.aclose()
+        assert pool.idle_connections == 0
+        pool.close()
+
+
+async def test_a_stream_that_goes_quiet_times_out_per_read() -> None:
+    reply: Reply = lambda head: [CHUNKED_HEAD, chunk(b"{}\n")]  # noqa: E731
+    async with serving(reply) as server:
+        pool = pool_for(server)
+        response = await open_stream(pool, server, read=0.05)
+        reads = response.aiter_raw()
+        assert await anext(reads) == b"{}\n"  # what came before the silence is delivered
+        with pytest.raises(httpx.ReadTimeout):
+            await anext(reads)
+        await response.aclose()
+        pool.close()
+
+
+async def test_an_error_answer_to_a_stream_is_read_whole() -> None:
+    status = b'{"kind":"Status","code":410,"reason":"Expired"}'
+    reply: Reply = lambda head: [  # noqa: E731
+        b"HTTP/1.1 410 Gone\r\nContent-Length: %d\r\n\r\n" % len(status) + status
+    ]
+    async with serving(reply) as server:
+        pool = pool_for(server)
+        response = await open_stream(pool, server)
+        assert response.status_code == 410
+        assert await response.aread() == status
+        await response.aclose()
+        assert pool.idle_connections == 1
+        pool.close()
+
+
+async def test_a_reader_behind_by_megabytes_pauses_the_socket_and_loses_nothing() -> None:
+    pieces = [bytes([65 + i % 26]) * 65536 for i in range(64)]  # 4 MiB
+    reply: Reply = lambda head: [CHUNKED_HEAD, *map(chunk, pieces), b"0\r\n\r\n"]  # noqa: E731
+    async with serving(reply) as server:
+        pool = pool_for(server)
+        response = await open_stream(pool, server)
+        stream = response.stream
+        assert isinstance(stream, LeanStream)
+        assert stream._conn is not None
+        transport = stream._conn.transport
+        paused = asyncio.Event()
+        pause_reading = transport.pause_reading
+
+        def pause() -> None:
+            pause_reading()
+            paused.set()
+
+        transport.pause_reading = pause
+        await paused.wait()  # the reader has not read yet: a megabyte is queued
+        received = b"".join([piece async for piece in response.aiter_raw()])
+        assert received == b"".join(pieces)
+        await response.aclose()
+        assert pool.idle_connections == 1
+        pool.close()
