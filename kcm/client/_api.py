@@ -92,6 +92,37 @@ def _wire(obj: Any) -> dict[str, Any]:
     return value
 
 
+def _changed_parts_patch(old: Any, new: Any) -> builtins.list[dict[str, Any]] | None:
+    """The JSON patch from ``old`` to ``new`` computed on their changed top-level parts only,
+    or None when that shortcut does not apply.
+
+    A controller's new object is the old one with a part replaced (``status``, or ``metadata``
+    with one annotation more), so every other part is the very same object and encodes the
+    same. Encoding and diffing only the parts that are not identical gives the patch the whole
+    diff would (same operations, same order: struct fields encode in order), at a fraction of
+    the cost. It applies when every part either is identical or, on both sides, a nested model
+    (present in both encodings, untagged, so it encodes alone as it does inside the object).
+    """
+    tp = type(old)
+    if type(new) is not tp or not isinstance(old, msgspec.Struct):
+        return None
+    ops: builtins.list[dict[str, Any]] = []
+    for name, wire_name in zip(tp.__struct_fields__, tp.__struct_encode_fields__, strict=True):
+        a = getattr(old, name)
+        b = getattr(new, name)
+        if a is b:
+            continue
+        part = type(a)
+        if (
+            type(b) is not part
+            or not isinstance(a, msgspec.Struct)
+            or part.__struct_config__.tag is not None
+        ):
+            return None
+        ops += json_patch(_wire(a), _wire(b), f"/{wire_name}")
+    return ops
+
+
 def _body_bytes(body: Any) -> bytes:
     if isinstance(body, bytes | bytearray | memoryview):
         return bytes(body)
@@ -425,9 +456,14 @@ class Api(Generic[T]):
 
     def update_patch(self, old: T, new: T) -> builtins.list[dict[str, Any]]:
         """The JSON patch :meth:`update` sends (see there)."""
-        before, after = _wire(old), _wire(new)
-        ops = json_patch(before, after)
-        rv = (before.get("metadata") or {}).get("resourceVersion")
+        ops = _changed_parts_patch(old, new)
+        if ops is None:
+            before, after = _wire(old), _wire(new)
+            ops = json_patch(before, after)
+            rv = (before.get("metadata") or {}).get("resourceVersion")
+        else:
+            metadata = getattr(old, "metadata", None)
+            rv = getattr(metadata, "resource_version", None)
         if rv is not None:
             # ``replace``, not ``test``: the patched object then carries old's resourceVersion and
             # the server's optimistic-concurrency check answers 409 Conflict when it is stale,

@@ -11,7 +11,9 @@ import jsonpatch
 import msgspec
 import pytest
 
-from kcm.client import ApiClient, PatchType
+from kcm.client import ApiClient, ClientConfig, PatchType
+from kcm.client._api import _changed_parts_patch, _wire
+from kcm.client._jsonpatch import json_patch
 from kcm.models import (
     Container,
     Deployment,
@@ -22,6 +24,7 @@ from kcm.models import (
     PodSpec,
     ResourceInfo,
     Unstructured,
+    decode,
     encode,
 )
 from kcm.models.autoscaling_v1 import Scale, ScaleSpec
@@ -402,3 +405,48 @@ async def test_client_outside_context_manager_fails_clearly(make_client: MakeCli
     client = make_client()
     with pytest.raises(RuntimeError, match="async with"):
         await client.request("GET", "/version")
+
+
+def _deployment() -> Deployment:
+    return decode(
+        Deployment,
+        b'{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"ns",'
+        b'"resourceVersion":"7","annotations":{"a":"1"},"labels":{"app":"web"}},'
+        b'"spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":'
+        b'{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}},'
+        b'"status":{"replicas":1,"observedGeneration":3,"conditions":[{"type":"Available",'
+        b'"status":"False","reason":"MinimumReplicasUnavailable"}]}}',
+    )
+
+
+_OLD = _deployment()
+
+
+def _changes() -> list[tuple[str, Any]]:
+    d = _OLD
+    replace = msgspec.structs.replace
+    status = replace(d.status, replicas=2, ready_replicas=2, conditions=())
+    meta = replace(d.metadata, annotations={"a": "2", "b": "3"})
+    spec = replace(d.spec, replicas=3)
+    return [
+        ("status", replace(d, status=status)),
+        ("metadata", replace(d, metadata=meta)),
+        ("metadata and spec", replace(d, metadata=meta, spec=spec)),
+        ("status removed", replace(d, status=None)),  # a part gone: the whole diff
+        ("rebuilt equal", decode(type(d), encode(d))),  # nothing identical, nothing changed
+        ("unchanged", d),
+    ]
+
+
+@pytest.mark.parametrize(("what", "new"), _changes(), ids=[w for w, _ in _changes()])
+def test_the_patch_of_changed_parts_is_the_whole_diff(what: str, new: Any) -> None:
+    old = _OLD
+    api = ApiClient(ClientConfig(server="https://k8s.example")).api(type(old), "ns")
+    whole = json_patch(_wire(old), _wire(new))
+    whole.insert(0, {"op": "replace", "path": "/metadata/resourceVersion", "value": "7"})
+    assert api.update_patch(old, new) == whole
+    shortcut = _changed_parts_patch(old, new)
+    if what in ("status", "metadata", "metadata and spec", "unchanged"):
+        assert shortcut == whole[1:]  # computed on the changed parts only
+    else:
+        assert shortcut is None  # a part came or went, or none is identical: the whole diff
