@@ -409,6 +409,7 @@ class LeanPool:
         self.limit = limit
         self._keepalive = keepalive
         self._idle: list[_Connection] = []
+        self._open: set[_Connection] = set()  # idle and busy: close() closes every one
         self._busy = 0
         self._waiters: collections.deque[Any] = collections.deque()  # asyncio futures
         self._head_cache: dict[tuple[Any, ...], bytes] = {}
@@ -429,6 +430,7 @@ class LeanPool:
                     _Connection, self._host, self._port, **kwargs
                 )
             assert isinstance(conn, _Connection)
+            self._open.add(conn)
         except TimeoutError as exc:
             raise httpx.ConnectTimeout("connect timed out") from exc
         except OSError as exc:  # refused, unreachable, TLS handshake and verification
@@ -455,6 +457,7 @@ class LeanPool:
                 if not conn.closed and now - conn.idle_since < self._keepalive:
                     return conn
                 conn.close()
+                self._open.discard(conn)
             return await self._connect(connect_timeout)
         except BaseException:
             self._release_slot()
@@ -477,6 +480,7 @@ class LeanPool:
             self._idle.append(conn)
         else:
             conn.close()
+            self._open.discard(conn)
         self._release_slot()
 
     def _head(self, request: httpx.Request, body: bytes | None) -> bytes:
@@ -560,9 +564,11 @@ class LeanPool:
         return LeanStream(self, conn, answer, read)
 
     def close(self) -> None:
-        """Close every idle connection (busy ones close when their exchange ends)."""
-        idle, self._idle = self._idle, []
-        for conn in idle:
+        """Close every connection, idle or busy (as aiohttp's connector does): a response
+        its caller dropped without closing it must not keep a socket open past its client."""
+        self._idle = []
+        conns, self._open = self._open, set()
+        for conn in conns:
             conn.close()
 
 
@@ -592,6 +598,14 @@ class LeanStream(httpx.AsyncByteStream):
         conn, self._conn = self._conn, None
         if conn is not None:
             self._pool._release(conn, conn.end_stream())
+
+    def __del__(self) -> None:
+        # Dropped without aclose (a cancellation between the answer's head and its caller):
+        # the connection cannot be reused, but its socket and pool slot must not leak.
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.end_stream()
+            self._pool._release(conn, False)
 
 
 @contextlib.contextmanager

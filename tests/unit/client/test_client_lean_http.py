@@ -408,3 +408,19 @@ async def test_a_reader_behind_by_megabytes_pauses_the_socket_and_loses_nothing(
         await response.aclose()
         assert pool.idle_connections == 1
         pool.close()
+
+
+async def test_closing_the_pool_closes_a_stream_its_caller_dropped() -> None:
+    reply: Reply = lambda head: [CHUNKED_HEAD, chunk(b"{}\n")]  # noqa: E731  (never ends)
+    async with serving(reply) as server:
+        pool = pool_for(server)
+        stream = await pool.stream(
+            httpx.Request("GET", f"http://127.0.0.1:{server.port}/w"), None, connect=5, read=5
+        )
+        conn = stream._conn
+        assert conn is not None
+        pool.close()  # the client closes while the stream is still held (never aclosed)
+        assert conn.closed
+        assert conn.transport.is_closing()
+        del stream  # and a dropped stream gives its slot back
+        assert pool._busy == 0
