@@ -61,15 +61,15 @@ a controller's quiet spells while the client still closes first, so a request ne
 server closing its connection."""
 _EXTENSIONS = {"http_version": b"HTTP/1.1"}
 PRELOAD = "kcm.preload"
+"""Request extension: True when the caller reads the whole body anyway (every non-watch
+request), so a transport may read it before returning and skip the streaming machinery."""
+BODY = "kcm.body"
+"""Request extension: the request body as bytes (spares a transport iterating the stream)."""
 _LEAN_POOLS: weakref.WeakKeyDictionary[Any, dict[tuple[str, int], LeanPool]] = (
     weakref.WeakKeyDictionary()
 )
 """The fast path's pools (:mod:`._lean_http`) of each aiohttp session, so the transports that
 share a session (:mod:`._shared_pool`) share them too; closed with the session."""
-BODY = "kcm.body"
-"""Request extension: the request body as bytes (spares a transport iterating the stream)."""
-"""Request extension: True when the caller reads the whole body anyway (every non-watch
-request), so a transport may read it before returning and skip the streaming machinery."""
 
 
 def build_ssl_context(
