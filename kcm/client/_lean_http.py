@@ -54,12 +54,10 @@ class _Answer:
         "body",
         "chunk_left",
         "done",
-        "head_end",
         "headers",
         "keep_alive",
         "length",
         "mode",
-        "pos",
         "status",
     )
 
@@ -67,10 +65,10 @@ class _Answer:
         self.status = 0
         self.headers: list[tuple[bytes, bytes]] = []
         self.keep_alive = True
-        self.mode = ""  # "length", "chunked", "none" or "close" (the body ends with the connection)
+        self.mode: str = (
+            ""  # "length", "chunked", "none" or "close" (the body ends with the connection)
+        )
         self.length = 0
-        self.head_end = -1
-        self.pos = 0  # parse position in the connection buffer (chunked)
         self.chunk_left = -1  # bytes left in the current chunk, -1 between chunks
         self.body: bytearray = bytearray()
         self.done = False
@@ -244,7 +242,7 @@ class _Connection:
         self.closed = True
         answer = self._answer
         if answer is not None and not answer.done:
-            if answer.mode == "close" and answer.head_end >= 0:
+            if answer.mode == "close":
                 self._emit(answer, bytes(self._buf))
                 self._buf.clear()
                 answer.keep_alive = False
@@ -259,20 +257,19 @@ class _Connection:
         answer = self._answer
         assert answer is not None
         buf = self._buf
-        if answer.head_end < 0:
+        if not answer.mode:  # the head is not parsed yet
             end = buf.find(_HEADERS_END)
             if end < 0:
                 if len(buf) > _MAX_HEADER_BYTES:
                     raise ProtocolError("response headers too large")
                 return
-            self._parse_head(answer, bytes(buf[:end]))
-            del buf[: end + 4]
-            answer.head_end = 0  # the head is parsed; buf now starts with the body
+            mode = self._parse_head(answer, bytes(buf[:end]))
+            del buf[: end + 4]  # buf now starts with the body
             if answer.status < 200:  # 1xx: informational, the real answer follows
                 self._answer = _Answer()
                 self._parse()
                 return
-            if self._streaming and answer.mode != "none":
+            if self._streaming and mode != "none":
                 waiter = self._waiter
                 if waiter is not None and not waiter.done():
                     waiter.set_result(answer)  # the head: the body streams from here
@@ -297,7 +294,8 @@ class _Connection:
             self._emit(answer, bytes(buf))
             buf.clear()
 
-    def _parse_head(self, answer: _Answer, head: bytes) -> None:
+    def _parse_head(self, answer: _Answer, head: bytes) -> str:
+        """Status and headers into ``answer``; its body framing (``answer.mode``) returned."""
         lines = head.split(_CRLF)
         status_line = lines[0]
         if not status_line.startswith(b"HTTP/1.") or len(status_line) < 12:
@@ -341,10 +339,11 @@ class _Connection:
         else:
             answer.mode = "close"
             answer.keep_alive = False
+        return answer.mode
 
     def _parse_chunks(self, answer: _Answer) -> None:
         buf = self._buf
-        pos = answer.pos
+        pos = 0  # the buffer starts where the last call left off
         while True:
             if answer.chunk_left < 0:
                 end = buf.find(_CRLF, pos)
@@ -378,7 +377,6 @@ class _Connection:
             pos = end + 2
             answer.chunk_left = -1
         del buf[:pos]  # parsed: keep only what is left
-        answer.pos = 0
 
 
 class LeanPool:
