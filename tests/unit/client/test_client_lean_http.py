@@ -91,10 +91,16 @@ async def serving(reply: Reply) -> AsyncIterator[Server]:
         await listener.wait_closed()
 
 
-def pool_for(server: Server, limit: int = 10) -> LeanPool:
-    return LeanPool(
+@asynccontextmanager
+async def pooled(server: Server, limit: int = 10) -> AsyncIterator[LeanPool]:
+    """A pool on ``server``, closed at the end (the test's sockets with it)."""
+    pool = LeanPool(
         "127.0.0.1", server.port, ssl_context=None, server_hostname=None, limit=limit, keepalive=60
     )
+    try:
+        yield pool
+    finally:
+        pool.close()
 
 
 async def send(
@@ -105,8 +111,7 @@ async def send(
 
 
 async def test_keep_alive_answers_reuse_one_connection() -> None:
-    async with serving(lambda head: [ok(b'{"a":1}')]) as server:
-        pool = pool_for(server)
+    async with serving(lambda head: [ok(b'{"a":1}')]) as server, pooled(server) as pool:
         for _ in range(3):
             status, headers, body = await send(pool, server)
             assert (status, body) == (200, b'{"a":1}')
@@ -114,15 +119,12 @@ async def test_keep_alive_answers_reuse_one_connection() -> None:
         assert server.connections == 1
         assert server.requests[0].startswith(b"GET /api/v1/pods?limit=1 HTTP/1.1\r\n")
         assert b"\r\nHost: 127.0.0.1:" in server.requests[0]
-        pool.close()
 
 
 async def test_a_body_is_sent_with_its_length() -> None:
-    async with serving(lambda head: [ok(b"{}")]) as server:
-        pool = pool_for(server)
+    async with serving(lambda head: [ok(b"{}")]) as server, pooled(server) as pool:
         await send(pool, server, "POST", b'{"kind":"Pod"}')
         assert server.requests[0].endswith(b"Content-Length: 14\r\n\r\n" + b'{"kind":"Pod"}')
-        pool.close()
 
 
 async def test_chunked_answers_split_anywhere_are_joined() -> None:
@@ -130,13 +132,14 @@ async def test_chunked_answers_split_anywhere_are_joined() -> None:
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
         b"5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nX-Trailer: t\r\n\r\n"
     )
-    async with serving(lambda head: [answer[i : i + 1] for i in range(len(answer))]) as server:
-        pool = pool_for(server)
+    async with (
+        serving(lambda head: [answer[i : i + 1] for i in range(len(answer))]) as server,
+        pooled(server) as pool,
+    ):
         for _ in range(2):
             status, _, body = await send(pool, server)
             assert (status, body) == (200, b"hello, world")
         assert server.connections == 1  # the trailers were consumed: the connection is clean
-        pool.close()
 
 
 async def test_no_body_for_204_and_head_and_the_connection_stays() -> None:
@@ -145,21 +148,17 @@ async def test_no_body_for_204_and_head_and_the_connection_stays() -> None:
             return [b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n"]
         return [b"HTTP/1.1 204 No Content\r\n\r\n"]
 
-    async with serving(reply) as server:
-        pool = pool_for(server)
+    async with serving(reply) as server, pooled(server) as pool:
         assert (await send(pool, server, "DELETE"))[::2] == (204, b"")
         assert (await send(pool, server, "HEAD"))[::2] == (200, b"")
         assert (await send(pool, server, "DELETE"))[::2] == (204, b"")
         assert server.connections == 1
-        pool.close()
 
 
 async def test_an_informational_answer_is_skipped() -> None:
     reply: Reply = lambda head: [b"HTTP/1.1 100 Continue\r\n\r\n", ok(b"{}")]  # noqa: E731
-    async with serving(reply) as server:
-        pool = pool_for(server)
+    async with serving(reply) as server, pooled(server) as pool:
         assert (await send(pool, server))[::2] == (200, b"{}")
-        pool.close()
 
 
 async def test_connection_close_and_bodies_ended_by_close_are_not_reused() -> None:
@@ -168,20 +167,17 @@ async def test_connection_close_and_bodies_ended_by_close_are_not_reused() -> No
             return [ok(b"1", b"Connection: close")]
         return [b"HTTP/1.1 200 OK\r\n\r\nuntil the end", None]
 
-    async with serving(reply) as server:
-        pool = pool_for(server)
+    async with serving(reply) as server, pooled(server) as pool:
         request = httpx.Request("GET", f"http://127.0.0.1:{server.port}/close")
         assert (await pool.send(request, None, connect=5, read=5))[2] == b"1"
         assert (await send(pool, server))[::2] == (200, b"until the end")
         assert (await send(pool, server))[::2] == (200, b"until the end")
         assert server.connections == 3
         assert pool.idle_connections == 0
-        pool.close()
 
 
 async def test_a_connection_the_server_closed_while_idle_is_replaced() -> None:
-    async with serving(lambda head: [ok(b"{}")]) as server:
-        pool = pool_for(server)
+    async with serving(lambda head: [ok(b"{}")]) as server, pooled(server) as pool:
         await send(pool, server)
         server.open[0].close()  # the server's idle timeout
         for _ in range(100):  # let the client see the close (no timing: it is already sent)
@@ -190,7 +186,6 @@ async def test_a_connection_the_server_closed_while_idle_is_replaced() -> None:
             await asyncio.sleep(0)
         assert (await send(pool, server))[0] == 200
         assert server.connections == 2
-        pool.close()
 
 
 @pytest.mark.parametrize(
@@ -223,21 +218,17 @@ async def test_a_connection_the_server_closed_while_idle_is_replaced() -> None:
 async def test_broken_answers_raise_typed_errors_and_drop_the_connection(
     pieces: list[bytes | None], error: type[Exception]
 ) -> None:
-    async with serving(lambda head: pieces) as server:
-        pool = pool_for(server)
+    async with serving(lambda head: pieces) as server, pooled(server) as pool:
         with pytest.raises(error):
             await send(pool, server)
         assert pool.idle_connections == 0
-        pool.close()
 
 
 async def test_no_answer_within_the_read_timeout_is_a_read_timeout() -> None:
-    async with serving(lambda head: []) as server:  # never answers
-        pool = pool_for(server)
+    async with serving(lambda head: []) as server, pooled(server) as pool:  # never answers
         with pytest.raises(httpx.ReadTimeout):
             await send(pool, server, read=0.05)
         assert pool.idle_connections == 0  # an answer may still come: never reused
-        pool.close()
 
 
 async def test_a_refused_connection_is_a_connect_error() -> None:
@@ -252,17 +243,14 @@ async def test_a_refused_connection_is_a_connect_error() -> None:
 
 
 async def test_the_limit_queues_requests_on_the_connections_it_allows() -> None:
-    async with serving(lambda head: [ok(b"{}")]) as server:
-        pool = pool_for(server, limit=1)
+    async with serving(lambda head: [ok(b"{}")]) as server, pooled(server, limit=1) as pool:
         results = await asyncio.gather(*(send(pool, server) for _ in range(5)))
         assert [r[0] for r in results] == [200] * 5
         assert server.connections == 1
-        pool.close()
 
 
 async def test_a_cancelled_exchange_closes_its_connection() -> None:
-    async with serving(lambda head: []) as server:
-        pool = pool_for(server)
+    async with serving(lambda head: []) as server, pooled(server) as pool:
         sent = asyncio.Event()
 
         def never_answer(head: bytes) -> list[bytes | None]:
@@ -277,7 +265,6 @@ async def test_a_cancelled_exchange_closes_its_connection() -> None:
             await task
         assert pool.idle_connections == 0
         assert pool._busy == 0
-        pool.close()
 
 
 async def test_the_client_sends_whole_body_requests_through_the_lean_pool() -> None:
@@ -317,8 +304,7 @@ async def open_stream(pool: LeanPool, server: Server, read: float = 5) -> httpx.
 async def test_a_stream_reads_its_body_as_it_comes_and_frees_the_connection_at_the_end() -> None:
     lines = [b'{"type":"ADDED"}\n', b'{"type":"MODIFIED"}\n']
     reply: Reply = lambda head: [CHUNKED_HEAD, *map(chunk, lines), b"0\r\n\r\n"]  # noqa: E731
-    async with serving(reply) as server:
-        pool = pool_for(server)
+    async with serving(reply) as server, pooled(server) as pool:
         for _ in range(2):
             response = await open_stream(pool, server)
             assert response.status_code == 200
@@ -326,13 +312,11 @@ async def test_a_stream_reads_its_body_as_it_comes_and_frees_the_connection_at_t
             await response.aclose()
         assert server.connections == 1
         assert pool.idle_connections == 1
-        pool.close()
 
 
 async def test_a_stream_closed_before_its_end_does_not_return_its_connection() -> None:
     reply: Reply = lambda head: [CHUNKED_HEAD, chunk(b"{}\n")]  # noqa: E731  (never ends)
-    async with serving(reply) as server:
-        pool = pool_for(server)
+    async with serving(reply) as server, pooled(server) as pool:
         response = await open_stream(pool, server)
         async for piece in response.aiter_raw():
             assert piece == b"{}\n"
@@ -340,33 +324,28 @@ async def test_a_stream_closed_before_its_end_does_not_return_its_connection() -
         await response.aclose()
         assert pool.idle_connections == 0
         assert pool._busy == 0
-        pool.close()
 
 
 async def test_a_stream_cut_by_the_server_is_a_read_error() -> None:
     reply: Reply = lambda head: [CHUNKED_HEAD, chunk(b"{}\n"), None]  # noqa: E731
-    async with serving(reply) as server:
-        pool = pool_for(server)
+    async with serving(reply) as server, pooled(server) as pool:
         response = await open_stream(pool, server)
         with pytest.raises(httpx.ReadError):
             async for _ in response.aiter_raw():
                 pass
         await response.aclose()
         assert pool.idle_connections == 0
-        pool.close()
 
 
 async def test_a_stream_that_goes_quiet_times_out_per_read() -> None:
     reply: Reply = lambda head: [CHUNKED_HEAD, chunk(b"{}\n")]  # noqa: E731
-    async with serving(reply) as server:
-        pool = pool_for(server)
+    async with serving(reply) as server, pooled(server) as pool:
         response = await open_stream(pool, server, read=0.05)
         reads = response.aiter_raw()
         assert await anext(reads) == b"{}\n"  # what came before the silence is delivered
         with pytest.raises(httpx.ReadTimeout):
             await anext(reads)
         await response.aclose()
-        pool.close()
 
 
 async def test_an_error_answer_to_a_stream_is_read_whole() -> None:
@@ -374,21 +353,18 @@ async def test_an_error_answer_to_a_stream_is_read_whole() -> None:
     reply: Reply = lambda head: [  # noqa: E731
         b"HTTP/1.1 410 Gone\r\nContent-Length: %d\r\n\r\n" % len(status) + status
     ]
-    async with serving(reply) as server:
-        pool = pool_for(server)
+    async with serving(reply) as server, pooled(server) as pool:
         response = await open_stream(pool, server)
         assert response.status_code == 410
         assert await response.aread() == status
         await response.aclose()
         assert pool.idle_connections == 1
-        pool.close()
 
 
 async def test_a_reader_behind_by_megabytes_pauses_the_socket_and_loses_nothing() -> None:
     pieces = [bytes([65 + i % 26]) * 65536 for i in range(64)]  # 4 MiB
     reply: Reply = lambda head: [CHUNKED_HEAD, *map(chunk, pieces), b"0\r\n\r\n"]  # noqa: E731
-    async with serving(reply) as server:
-        pool = pool_for(server)
+    async with serving(reply) as server, pooled(server) as pool:
         response = await open_stream(pool, server)
         stream = response.stream
         assert isinstance(stream, LeanStream)
@@ -407,13 +383,11 @@ async def test_a_reader_behind_by_megabytes_pauses_the_socket_and_loses_nothing(
         assert received == b"".join(pieces)
         await response.aclose()
         assert pool.idle_connections == 1
-        pool.close()
 
 
 async def test_closing_the_pool_closes_a_stream_its_caller_dropped() -> None:
     reply: Reply = lambda head: [CHUNKED_HEAD, chunk(b"{}\n")]  # noqa: E731  (never ends)
-    async with serving(reply) as server:
-        pool = pool_for(server)
+    async with serving(reply) as server, pooled(server) as pool:
         stream = await pool.stream(
             httpx.Request("GET", f"http://127.0.0.1:{server.port}/w"), None, connect=5, read=5
         )
