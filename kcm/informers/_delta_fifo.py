@@ -2,7 +2,8 @@
 
 The reflector writes watch events and relists into it; the shared informer pops one key at a
 time with every delta queued for that key (oldest first) and applies them to the indexer and
-the handlers. Every method is synchronous; only :meth:`DeltaFIFO.wait` awaits.
+the handlers. Every method is synchronous; only :meth:`DeltaFIFO.wait` (the consumer) and
+:meth:`DeltaFIFO.wait_for_room` (the producer's back-pressure) await.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Iterable
 from typing import Generic, NamedTuple, Protocol, TypeVar, final
 
 import anyio
+import anyio.lowlevel
 
 from kcm.models import ObjectKey
 
@@ -75,10 +77,14 @@ class DeltaFIFO(Generic[T]):
         * :meth:`replace` queues a DELETED tombstone for every object that is queued or
           cached but absent from the new list, so nothing is left behind (F7, B10).
         * :meth:`resync` never replays a cached state over a newer queued one (F8).
+        * With a ``high_water_mark``, :meth:`wait_for_room` holds the producer while more
+          keys than that are queued; producing never blocks and nothing is dropped.
 
     Args:
         key_func: maps an object to its key.
         known_objects: the cache (the informer's indexer), used for deletions and resyncs.
+        high_water_mark: queued keys above which :meth:`wait_for_room` waits for the consumer
+            (None: it only yields). Only for a FIFO that has a consumer running.
 
     Objects are queued as given: the informer's transform runs earlier, in the reflector.
     """
@@ -88,6 +94,7 @@ class DeltaFIFO(Generic[T]):
         *,
         key_func: KeyFunc = meta_namespace_key,
         known_objects: KnownObjects[T] | None = None,
+        high_water_mark: int | None = None,
     ) -> None:
         self._key_func = key_func
         self._known = known_objects
@@ -96,6 +103,9 @@ class DeltaFIFO(Generic[T]):
         self._populated = False
         self._initial_population_count = 0
         self._waiter: anyio.Event | None = None
+        self._high_water_mark = high_water_mark
+        self._room_waiter: anyio.Event | None = None  # only ever set with a high-water mark
+        self._room_level = high_water_mark or 0
 
     def __len__(self) -> int:
         """Number of keys with pending deltas."""
@@ -228,7 +238,26 @@ class DeltaFIFO(Generic[T]):
         initial = self._initial_population_count > 0
         if initial:
             self._initial_population_count -= 1
+        room = self._room_waiter
+        if room is not None and len(self._queue) <= self._room_level:
+            self._room_waiter = None
+            room.set()
         return key, deltas, initial
+
+    async def wait_for_room(self) -> None:
+        """The producer's hand-off: yield, and wait while more than ``high_water_mark`` keys
+        are queued (until the consumer has popped down to it).
+
+        The reflector calls this before it reads more of a watch, so events are decoded only
+        as fast as the informer applies them: each queued change holds a decoded object, and
+        a backlog of them fragments the heap for good (docs/benchmarks.md, 27 November).
+        """
+        await anyio.lowlevel.checkpoint()
+        mark = self._high_water_mark
+        while mark is not None and len(self._queue) > mark:
+            if self._room_waiter is None:
+                self._room_waiter = anyio.Event()
+            await self._room_waiter.wait()
 
     async def wait(self) -> None:
         """Wait until something is queued (returns at once if the queue is not empty)."""

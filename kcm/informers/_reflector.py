@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable
 from typing import Generic, Protocol, TypeVar, final
 
 import anyio
-import anyio.lowlevel
 from anyio.abc import TaskStatus
 
 from kcm.clock import SYSTEM_CLOCK, Clock
@@ -56,12 +55,14 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _HANDOFF_EVERY = 32
-"""The watch loop lets the informer run after this many events. Each event replaces a cached
-object, which is freed only once every handler has seen the update; handing off in small
-batches lets the allocator reuse that memory for the next decode instead of taking fresh
-pages. Measured (20,000 cached pods, 5 KB each): decoding 256 events ahead of their frees runs
-at 0.7x the speed of decoding one at a time, 1,024 ahead at 0.4x; the whole informer fed from
-memory went from 14,700 to 50,800 events/s with this hand-off (docs/benchmarks.md)."""
+"""The watch loop hands off to the informer (``store.wait_for_room()``) after this many events,
+and before its first one. Each event replaces a cached object, which is freed only once every
+handler has seen the update; handing off in small batches lets the allocator reuse that memory
+for the next decode instead of taking fresh pages. Measured (20,000 cached pods, 5 KB each):
+decoding 256 events ahead of their frees runs at 0.7x the speed of decoding one at a time,
+1,024 ahead at 0.4x; the whole informer fed from memory went from 14,700 to 50,800 events/s
+with this hand-off (docs/benchmarks.md). The informer's FIFO makes the hand-off wait until it
+has applied what it was handed (a relist's whole result, before the first event)."""
 
 T = TypeVar("T", bound=KubeObject)
 T_contra = TypeVar("T_contra", contravariant=True)
@@ -87,6 +88,10 @@ class ReflectorStore(Protocol[T_contra]):
     def resync(self) -> None: ...
 
     def bookmark(self) -> None: ...
+
+    async def wait_for_room(self) -> None:
+        """Yield to the consumer; may wait until it has taken what was written (back-pressure)."""
+        ...
 
 
 class WatchOutcome(enum.Enum):
@@ -505,6 +510,7 @@ class Reflector(Generic[T]):
         opened = False
         events = 0
         apply = self._apply
+        handoff = self._store.wait_for_room
         error: Exception | None = None
         try:
             async with self._lw.watch(
@@ -517,11 +523,12 @@ class Reflector(Generic[T]):
                 opened = True
                 self.watch_connected = True
                 self.last_error = None
+                await handoff()  # e.g. the relist just written: applied before any event
                 async for event in stream:
                     events += 1
                     apply(event)
                     if not events % _HANDOFF_EVERY:
-                        await anyio.lowlevel.checkpoint()
+                        await handoff()
         except Exception as exc:
             error = exc
         finally:
@@ -592,6 +599,8 @@ class Reflector(Generic[T]):
                                 events += 1
                                 if synced:
                                     self._apply(event)
+                                    if not events % _HANDOFF_EVERY:
+                                        await self._store.wait_for_room()
                                     continue
                                 last_progress = clock.monotonic()
                                 if self._initial_event(event, temp):
@@ -600,6 +609,7 @@ class Reflector(Generic[T]):
                                     pause.close()
                                     watchdog_scope.cancel()
                                     self._start_resync(tg)
+                                    await self._store.wait_for_room()
                 except Exception as exc:  # kept out of the task group's ExceptionGroup
                     error = exc
                 finally:

@@ -50,6 +50,10 @@ MINIMUM_RESYNC_PERIOD = 1.0
 _DELETED = DeltaType.DELETED
 _SYNC = DeltaType.SYNC
 _YIELD_EVERY = 256
+_FIFO_HIGH_WATER_MARK = 32
+"""The reflector reads more of a watch only once the FIFO holds at most this many keys (one
+hand-off batch): events are decoded as fast as they are applied, never thousands ahead (e.g.
+while a 20,000-object relist is still being applied), each holding a decoded object."""
 
 
 @final
@@ -126,7 +130,11 @@ class SharedIndexInformer(Generic[T]):
         self._key_func = key_func
         self._indexer: Indexer[T] = Indexer(key_func=key_func, indexers=indexers)
         # The reflector applies the transform (page by page for lists).
-        self._fifo: DeltaFIFO[T] = DeltaFIFO(key_func=key_func, known_objects=self._indexer)
+        self._fifo: DeltaFIFO[T] = DeltaFIFO(
+            key_func=key_func,
+            known_objects=self._indexer,
+            high_water_mark=_FIFO_HIGH_WATER_MARK,
+        )
         self._default_resync = _clamp_resync(resync_period)
         self._resync_check_period = self._default_resync
         self._reflector: Reflector[T] = Reflector(
@@ -339,7 +347,9 @@ class SharedIndexInformer(Generic[T]):
                 on_add=on_add, on_update=on_update, on_delete=on_delete
             )
         period = self._resolve_resync(resync_period)
-        listener = _Listener(handler, resync_period=period, coalesce=coalesce)
+        listener = _Listener(
+            handler, resync_period=period, coalesce=coalesce, monotonic=self._clock.monotonic
+        )
         listener.next_resync = self._clock.monotonic() + period
         # copy-on-write: a handler called from _handle_deltas may add or remove handlers
         self._listeners = [*self._listeners, listener]

@@ -146,5 +146,38 @@ async def test_wait_wakes_on_first_item() -> None:
     await fifo.wait()  # not empty: returns at once
 
 
+@pytest.mark.anyio
+async def test_wait_for_room_holds_the_producer_above_the_high_water_mark() -> None:
+    fifo: DeltaFIFO[ConfigMap] = DeltaFIFO(high_water_mark=2)
+    fifo.replace([cm(f"o{i}") for i in range(5)])
+    resumed_at: list[int] = []
+
+    async def producer() -> None:
+        await fifo.wait_for_room()
+        resumed_at.append(len(fifo))
+        fifo.update(cm("o9", 2))  # writing never blocks
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(producer)
+        await anyio.wait_all_tasks_blocked()
+        fifo.pop()
+        fifo.pop()
+        await anyio.wait_all_tasks_blocked()
+        assert resumed_at == []  # 3 keys queued, above the mark
+        fifo.pop()
+        await anyio.wait_all_tasks_blocked()
+    assert resumed_at == [2]
+    assert [key.name for key, _, _ in drain(fifo)] == ["o3", "o4", "o9"]  # nothing dropped
+
+
+@pytest.mark.anyio
+async def test_wait_for_room_without_a_mark_only_yields() -> None:
+    fifo: DeltaFIFO[ConfigMap] = DeltaFIFO()
+    fifo.replace([cm(f"o{i}") for i in range(100)])
+    with anyio.fail_after(1):
+        await fifo.wait_for_room()
+    assert len(fifo) == 100
+
+
 def test_delta_types_are_client_go_names() -> None:
     assert [t.value for t in DeltaType] == ["Added", "Updated", "Deleted", "Replaced", "Sync"]

@@ -68,6 +68,9 @@ class RecordingStore:
     def bookmark(self) -> None:
         pass
 
+    async def wait_for_room(self) -> None:
+        await anyio.lowlevel.checkpoint()
+
 
 class Harness:
     def __init__(self, *steps: ListStep | WatchStep, **kwargs: Any) -> None:
