@@ -78,7 +78,8 @@ class _Connection:
     """One keep-alive connection; one exchange at a time (an asyncio protocol: the event loop
     calls the four protocol methods below)."""
 
-    def __init__(self) -> None:
+    def __init__(self, loop: Any) -> None:
+        self.loop = loop  # the event loop it lives on (looked up once, not per exchange)
         self.transport: Any = None  # asyncio.Transport
         self.closed = False
         self.idle_since = 0.0
@@ -143,7 +144,7 @@ class _Connection:
         assert self.transport is not None
         if self.closed:  # closed by the server after the pool handed it out
             raise ConnectionResetError("the server closed the connection")
-        loop = _loop()
+        loop = self.loop
         self._answer = _Answer()
         self._head_only = head_only
         self._streaming = streaming
@@ -173,7 +174,7 @@ class _Connection:
             answer = self._answer
             if answer is None or answer.done:
                 return None
-            loop = _loop()
+            loop = self.loop
             self._reader = reader = loop.create_future()
             timer = (
                 loop.call_later(read_timeout, self._time_out) if read_timeout is not None else None
@@ -423,9 +424,10 @@ class LeanPool:
             kwargs["ssl"] = self._ssl
             kwargs["server_hostname"] = self._server_hostname or self._host
         try:
+            loop = _loop()
             with anyio.fail_after(connect_timeout):
-                _, conn = await _loop().create_connection(
-                    _Connection, self._host, self._port, **kwargs
+                _, conn = await loop.create_connection(
+                    lambda: _Connection(loop), self._host, self._port, **kwargs
                 )
             assert isinstance(conn, _Connection)
             self._open.add(conn)
