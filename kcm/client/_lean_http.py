@@ -94,6 +94,9 @@ class _Connection:
         self._paused = False
         self._reader: Any = None  # asyncio.Future[None]
         self._error: BaseException | None = None
+        # read timeouts: one lazily re-armed timer for all exchanges and reads (_arm_deadline)
+        self._deadline = 0.0
+        self._timer: Any = None  # asyncio.TimerHandle
 
     # -- asyncio.Protocol ----------------------------------------------------------------
 
@@ -149,14 +152,13 @@ class _Connection:
         self._head_only = head_only
         self._streaming = streaming
         self._waiter = waiter = loop.create_future()
-        timer = loop.call_later(read_timeout, self._time_out) if read_timeout is not None else None
+        if read_timeout is not None:
+            self._arm_deadline(loop.time() + read_timeout)
         self.transport.write(data)
         try:
             answer: _Answer = await waiter
             return answer
         finally:
-            if timer is not None:
-                timer.cancel()
             self._waiter = None
 
     async def read_piece(self, read_timeout: float | None) -> bytes | None:
@@ -176,14 +178,11 @@ class _Connection:
                 return None
             loop = self.loop
             self._reader = reader = loop.create_future()
-            timer = (
-                loop.call_later(read_timeout, self._time_out) if read_timeout is not None else None
-            )
+            if read_timeout is not None:
+                self._arm_deadline(loop.time() + read_timeout)
             try:
                 await reader
             finally:
-                if timer is not None:
-                    timer.cancel()
                 self._reader = None
 
     def end_stream(self) -> bool:
@@ -195,11 +194,38 @@ class _Connection:
         reusable = answer is not None and answer.done and answer.keep_alive
         return reusable and self._error is None and not self.closed and not self._paused
 
-    def _time_out(self) -> None:
-        self._fail(TimeoutError("no whole answer in time"))
+    def _arm_deadline(self, deadline: float) -> None:
+        """Time out the wait that starts now at ``deadline``.
+
+        A timer per wait (created, pushed on the loop's heap, cancelled) cost ~15 % of a
+        watch's read path, so one timer serves them all: a wait that ends in time leaves it
+        armed, and when it fires it times out the wait then in progress if that one is past
+        its deadline, or re-arms itself for that deadline.
+        """
+        self._deadline = deadline
+        timer = self._timer
+        if timer is None or timer.when() > deadline:
+            if timer is not None:
+                timer.cancel()
+            self._timer = self.loop.call_at(deadline, self._deadline_reached)
+
+    def _deadline_reached(self) -> None:
+        self._timer = None
+        waiting = (self._waiter is not None and not self._waiter.done()) or (
+            self._reader is not None and not self._reader.done()
+        )
+        if not waiting:
+            return  # the next wait arms it again
+        if self.loop.time() >= self._deadline:
+            self._fail(TimeoutError("no whole answer in time"))
+        else:
+            self._timer = self.loop.call_at(self._deadline, self._deadline_reached)
 
     def close(self) -> None:
         self.closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self.transport is not None:
             self.transport.close()
 
