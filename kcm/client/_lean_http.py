@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import math
 import ssl
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -152,8 +153,7 @@ class _Connection:
         self._head_only = head_only
         self._streaming = streaming
         self._waiter = waiter = loop.create_future()
-        if read_timeout is not None:
-            self._arm_deadline(loop.time() + read_timeout)
+        self._arm_deadline(read_timeout)
         self.transport.write(data)
         try:
             answer: _Answer = await waiter
@@ -178,8 +178,7 @@ class _Connection:
                 return None
             loop = self.loop
             self._reader = reader = loop.create_future()
-            if read_timeout is not None:
-                self._arm_deadline(loop.time() + read_timeout)
+            self._arm_deadline(read_timeout)
             try:
                 await reader
             finally:
@@ -194,15 +193,18 @@ class _Connection:
         reusable = answer is not None and answer.done and answer.keep_alive
         return reusable and self._error is None and not self.closed and not self._paused
 
-    def _arm_deadline(self, deadline: float) -> None:
-        """Time out the wait that starts now at ``deadline``.
+    def _arm_deadline(self, timeout: float | None) -> None:
+        """Time out the wait that starts now after ``timeout`` seconds (None: never).
 
         A timer per wait (created, pushed on the loop's heap, cancelled) cost ~15 % of a
         watch's read path, so one timer serves them all: a wait that ends in time leaves it
         armed, and when it fires it times out the wait then in progress if that one is past
         its deadline, or re-arms itself for that deadline.
         """
-        self._deadline = deadline
+        if timeout is None:
+            self._deadline = math.inf  # an armed timer finds nothing to time out
+            return
+        self._deadline = deadline = self.loop.time() + timeout
         timer = self._timer
         if timer is None or timer.when() > deadline:
             if timer is not None:
@@ -214,8 +216,8 @@ class _Connection:
         waiting = (self._waiter is not None and not self._waiter.done()) or (
             self._reader is not None and not self._reader.done()
         )
-        if not waiting:
-            return  # the next wait arms it again
+        if not waiting or self._deadline == math.inf:
+            return  # the next wait with a timeout arms it again
         if self.loop.time() >= self._deadline:
             self._fail(TimeoutError("no whole answer in time"))
         else:

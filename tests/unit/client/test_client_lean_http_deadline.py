@@ -80,10 +80,10 @@ def connection() -> tuple[_Connection, _Loop]:
     return conn, loop
 
 
-def wait(conn: _Connection, loop: _Loop, timeout: float) -> _Waiter:
+def wait(conn: _Connection, loop: _Loop, timeout: float | None) -> _Waiter:
     """What read_piece does before it awaits: a reader, and its deadline."""
     conn._reader = waiter = _Waiter()
-    conn._arm_deadline(loop.time() + timeout)
+    conn._arm_deadline(timeout)
     return waiter
 
 
@@ -143,4 +143,16 @@ def test_closing_the_connection_cancels_its_timer() -> None:
     conn, loop = connection()
     wait(conn, loop, 10)
     conn.close()
+    assert loop.armed() == []
+
+
+def test_a_wait_without_a_timeout_is_never_timed_out_by_an_earlier_waits_timer() -> None:
+    conn, loop = connection()
+    first = wait(conn, loop, 10)
+    first.set_result(None)
+    conn._reader = None
+    second = wait(conn, loop, None)  # a watch without a read timeout
+    loop.advance(1000)
+    assert not second.done()
+    assert conn._error is None
     assert loop.armed() == []
