@@ -25,7 +25,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "server": ("hypercorn", "cryptography", "jwt"),
 }
 """Top-level modules each extra adds to the base install (``kcm[cli]`` also pulls in
-``server``, ``controllers`` and ``aiohttp``; ``kcm[all]`` is ``cli``)."""
+``server``, ``controllers``, ``aiohttp`` and ``uvloop``; ``kcm[all]`` is ``cli``)."""
 
 
 def extra_of(module: str) -> str | None:

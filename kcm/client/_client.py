@@ -35,6 +35,7 @@ from ._content_encoding import ACCEPT_ENCODING, decode_content
 from ._discovery import Discovery
 from ._errors import error_from_response, map_http_errors, parse_retry_after
 from ._ratelimit import TokenBucket
+from ._request_urls import RequestUrls
 from ._retry import RetryPolicy
 from ._round_trip import round_trip
 from ._transport import (
@@ -56,12 +57,6 @@ __all__ = ["ApiClient"]
 log = logging.getLogger(__name__)
 _debug = functools.partial(log.isEnabledFor, logging.DEBUG)
 _EMPTY = httpx.ByteStream(b"")
-
-
-@functools.lru_cache(maxsize=4096)
-def _url(target: str) -> httpx.URL:
-    # httpx parses URLs in pure Python; controllers hit the same few paths over and over.
-    return httpx.URL(target)
 
 
 T = TypeVar("T")
@@ -113,6 +108,7 @@ class ApiClient:
         self._auth: KubeAuth | None = None
         self._http: httpx.AsyncClient | None = None
         self._server = config.server.rstrip("/")
+        self._urls = RequestUrls(self._server)
         self._discovery = Discovery(self)
         self._active_transport: httpx.AsyncBaseTransport | None = None
         self._headers = {
@@ -262,8 +258,8 @@ class ApiClient:
 
         Headers are copied from prepared ``httpx.Headers`` (Host, User-Agent, Accept and the
         usual Content-Types) and the body is passed as a ready ``ByteStream`` with its
-        Content-Length, which skips httpx's per-request header normalisation; URLs are parsed
-        once per distinct path.
+        Content-Length, which skips httpx's per-request header normalisation; URLs are the
+        server's parsed URL with the path swapped in (:class:`RequestUrls`).
         """
         if json is not None:
             content = msgspec.json.encode(json)
@@ -287,14 +283,14 @@ class ApiClient:
             merged.update(extra)
         if content is not None:
             merged["Content-Length"] = str(len(content))
-        target = self._server + path
+        query = ""
         if params:
-            target += "?" + urlencode(
+            query = urlencode(
                 [(k, str(v)) for k, v in params.items() if v is not None], quote_via=quote
             )
         return httpx.Request(
             method,
-            _url(target),
+            self._urls.url(path, query),
             headers=merged,
             stream=httpx.ByteStream(content) if content is not None else _EMPTY,
             extensions=self._extensions(timeout, preload, content),

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import math
 import ssl
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -78,7 +79,8 @@ class _Connection:
     """One keep-alive connection; one exchange at a time (an asyncio protocol: the event loop
     calls the four protocol methods below)."""
 
-    def __init__(self) -> None:
+    def __init__(self, loop: Any) -> None:
+        self.loop = loop  # the event loop it lives on (looked up once, not per exchange)
         self.transport: Any = None  # asyncio.Transport
         self.closed = False
         self.idle_since = 0.0
@@ -93,6 +95,9 @@ class _Connection:
         self._paused = False
         self._reader: Any = None  # asyncio.Future[None]
         self._error: BaseException | None = None
+        # read timeouts: one lazily re-armed timer for all exchanges and reads (_arm_deadline)
+        self._deadline = 0.0
+        self._timer: Any = None  # asyncio.TimerHandle
 
     # -- asyncio.Protocol ----------------------------------------------------------------
 
@@ -143,19 +148,17 @@ class _Connection:
         assert self.transport is not None
         if self.closed:  # closed by the server after the pool handed it out
             raise ConnectionResetError("the server closed the connection")
-        loop = _loop()
+        loop = self.loop
         self._answer = _Answer()
         self._head_only = head_only
         self._streaming = streaming
         self._waiter = waiter = loop.create_future()
-        timer = loop.call_later(read_timeout, self._time_out) if read_timeout is not None else None
+        self._arm_deadline(read_timeout)
         self.transport.write(data)
         try:
             answer: _Answer = await waiter
             return answer
         finally:
-            if timer is not None:
-                timer.cancel()
             self._waiter = None
 
     async def read_piece(self, read_timeout: float | None) -> bytes | None:
@@ -173,16 +176,12 @@ class _Connection:
             answer = self._answer
             if answer is None or answer.done:
                 return None
-            loop = _loop()
+            loop = self.loop
             self._reader = reader = loop.create_future()
-            timer = (
-                loop.call_later(read_timeout, self._time_out) if read_timeout is not None else None
-            )
+            self._arm_deadline(read_timeout)
             try:
                 await reader
             finally:
-                if timer is not None:
-                    timer.cancel()
                 self._reader = None
 
     def end_stream(self) -> bool:
@@ -194,11 +193,41 @@ class _Connection:
         reusable = answer is not None and answer.done and answer.keep_alive
         return reusable and self._error is None and not self.closed and not self._paused
 
-    def _time_out(self) -> None:
-        self._fail(TimeoutError("no whole answer in time"))
+    def _arm_deadline(self, timeout: float | None) -> None:
+        """Time out the wait that starts now after ``timeout`` seconds (None: never).
+
+        A timer per wait (created, pushed on the loop's heap, cancelled) cost ~15 % of a
+        watch's read path, so one timer serves them all: a wait that ends in time leaves it
+        armed, and when it fires it times out the wait then in progress if that one is past
+        its deadline, or re-arms itself for that deadline.
+        """
+        if timeout is None:
+            self._deadline = math.inf  # an armed timer finds nothing to time out
+            return
+        self._deadline = deadline = self.loop.time() + timeout
+        timer = self._timer
+        if timer is None or timer.when() > deadline:
+            if timer is not None:
+                timer.cancel()
+            self._timer = self.loop.call_at(deadline, self._deadline_reached)
+
+    def _deadline_reached(self) -> None:
+        self._timer = None
+        waiting = (self._waiter is not None and not self._waiter.done()) or (
+            self._reader is not None and not self._reader.done()
+        )
+        if not waiting or self._deadline == math.inf:
+            return  # the next wait with a timeout arms it again
+        if self.loop.time() >= self._deadline:
+            self._fail(TimeoutError("no whole answer in time"))
+        else:
+            self._timer = self.loop.call_at(self._deadline, self._deadline_reached)
 
     def close(self) -> None:
         self.closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self.transport is not None:
             self.transport.close()
 
@@ -423,9 +452,10 @@ class LeanPool:
             kwargs["ssl"] = self._ssl
             kwargs["server_hostname"] = self._server_hostname or self._host
         try:
+            loop = _loop()
             with anyio.fail_after(connect_timeout):
-                _, conn = await _loop().create_connection(
-                    _Connection, self._host, self._port, **kwargs
+                _, conn = await loop.create_connection(
+                    lambda: _Connection(loop), self._host, self._port, **kwargs
                 )
             assert isinstance(conn, _Connection)
             self._open.add(conn)

@@ -66,7 +66,8 @@ class RequestMetrics:
         # bound series by their label values: prometheus-client's labels() takes a lock and
         # validates on every call, and this runs on every request
         self._counts: dict[tuple[int | None, str, str], Any] = {}
-        self._latencies: dict[tuple[str, str], Any] = {}
+        self._latencies: dict[tuple[str, str], Any] = {}  # by URL, bounded
+        self._series: dict[tuple[str, str], Any] = {}  # by URL template
 
     def observe(self, method: str, url: str, host: str, code: int | None, seconds: float) -> None:
         """One finished round trip (``code`` None: no response, client-go's ``<error>``)."""
@@ -77,9 +78,14 @@ class RequestMetrics:
         count.inc()
         latency = self._latencies.get((method, url))
         if latency is None:
+            # a manager writes to more distinct URLs (one per object) than any bound: a miss
+            # must stay cheap, so the series are found by template, not made again
             if len(self._latencies) >= _MAX_URLS:
                 self._latencies.clear()
-            latency = self.duration.labels(method, url_template(url))
+            template = _template_of_plain(url) or url_template(url)
+            latency = self._series.get((method, template))
+            if latency is None:
+                latency = self._series[method, template] = self.duration.labels(method, template)
             self._latencies[method, url] = latency
         latency.observe(seconds)
 
@@ -138,6 +144,18 @@ def url_template(url: str) -> str:
         query = "?" + urlencode([(k, "{value}") for k in keys])
     path = _path_template(parts.path)
     return f"{parts.scheme}://{parts.netloc}{path}{query}"
+
+
+def _template_of_plain(url: str) -> str | None:
+    """:func:`url_template` of a ``scheme://host/path`` URL without query or fragment, without
+    parsing it again (this runs for each new URL); None for any other URL."""
+    if "?" in url or "#" in url:
+        return None
+    start = url.find("://")
+    slash = url.find("/", start + 3) if start > 0 else -1
+    if slash < 0 or not url[:start].islower():
+        return None
+    return url[:slash] + _path_template(url[slash:])
 
 
 def _path_template(path: str) -> str:

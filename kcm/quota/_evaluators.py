@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 
 from kcm.models import parse_time
+from kcm.models.core_v1 import Pod
 from kcm.selectors import Requirement
 
 from ._quantity import Quantity
@@ -252,14 +253,25 @@ def _priority_class_matches(pod: Obj, requirement: Obj) -> bool:
     return selector.matches(labels)
 
 
-def counts_against_quota(pod: Obj, now: datetime) -> bool:
-    """kube's ``QuotaV1Pod``: not Succeeded or Failed, and not past its deletion grace."""
-    if ((pod.get("status") or {}).get("phase")) in ("Succeeded", "Failed"):
+def counts_against_quota(pod: Obj | Pod, now: datetime) -> bool:
+    """kube's ``QuotaV1Pod``: not Succeeded or Failed, and not past its deletion grace.
+
+    ``pod`` is a wire dict or a typed :class:`~kcm.models.core_v1.Pod` (the quota monitor's
+    informer objects: checked as they are, without converting two pods per update).
+    """
+    if isinstance(pod, Mapping):
+        phase = (pod.get("status") or {}).get("phase")
+        meta = pod.get("metadata") or {}
+        deleted, grace = meta.get("deletionTimestamp"), meta.get("deletionGracePeriodSeconds")
+        deleted_at = parse_time(deleted) if deleted else None
+    else:
+        phase = pod.status.phase if pod.status is not None else None
+        deleted_at = pod.metadata.deletion_timestamp
+        grace = pod.metadata.deletion_grace_period_seconds
+    if phase in ("Succeeded", "Failed"):
         return False
-    meta = pod.get("metadata") or {}
-    deleted, grace = meta.get("deletionTimestamp"), meta.get("deletionGracePeriodSeconds")
-    if deleted and grace is not None:
-        return not now > parse_time(deleted) + timedelta(seconds=int(grace))
+    if deleted_at is not None and grace is not None:
+        return not now > deleted_at + timedelta(seconds=int(grace))
     return True
 
 

@@ -187,7 +187,7 @@ class ResourceQuotaController(ControllerBase):
 
     def _pod_updated(self, old: Pod, new: Pod) -> None:
         now = self._clock.now()
-        if counts_against_quota(to_dict(old), now) and not counts_against_quota(to_dict(new), now):
+        if counts_against_quota(old, now) and not counts_against_quota(new, now):
             self._replenish("", "pods", _namespace(new))
 
     def _service_updated(self, old: Service, new: Service) -> None:

@@ -17,47 +17,70 @@ pytestmark = pytest.mark.anyio
 BASE = "https://k8s.test:6443"
 
 
-@pytest.mark.parametrize(
-    ("url", "template"),
-    [
-        # the cases of client-go 1.24's finalURLTemplate
-        ("/api", "/api"),
-        ("/apis", "/apis"),
-        ("/healthz", "/healthz"),
-        ("/api/v1", "/api/v1"),
-        ("/api/v1/pods", "/api/v1/pods"),
-        ("/api/v1/nodes/n1", "/api/v1/nodes/{name}"),
-        ("/api/v1/nodes/n1/status", "/api/v1/nodes/{name}/status"),
-        ("/api/v1/namespaces/ns", "/api/v1/namespaces/{name}"),
-        ("/api/v1/namespaces/ns/finalize", "/api/v1/namespaces/{name}/finalize"),
-        ("/api/v1/namespaces/ns/pods", "/api/v1/namespaces/{namespace}/pods"),
-        ("/api/v1/namespaces/ns/pods/p", "/api/v1/namespaces/{namespace}/pods/{name}"),
-        (
-            "/api/v1/namespaces/ns/pods/p/eviction",
-            "/api/v1/namespaces/{namespace}/pods/{name}/eviction",
-        ),
-        (
-            "/api/v1/namespaces/ns/pods/p/status",
-            "/api/v1/namespaces/{namespace}/pods/{name}/status",
-        ),
-        (
-            "/apis/apps/v1/namespaces/ns/deployments",
-            "/apis/apps/v1/namespaces/{namespace}/deployments",
-        ),
-        (
-            "/apis/apps/v1/namespaces/ns/deployments/d/scale",
-            "/apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale",
-        ),
-        ("/apis/coordination.k8s.io/v1", "/apis/coordination.k8s.io/v1"),
-        ("/version/x/y", "/{prefix}"),
-        (
-            "/api/v1/pods?resourceVersion=12&limit=500",
-            "/api/v1/pods?limit=%7Bvalue%7D&resourceVersion=%7Bvalue%7D",
-        ),
-    ],
-)
+TEMPLATES = [
+    # the cases of client-go 1.24's finalURLTemplate
+    ("/api", "/api"),
+    ("/apis", "/apis"),
+    ("/healthz", "/healthz"),
+    ("/api/v1", "/api/v1"),
+    ("/api/v1/pods", "/api/v1/pods"),
+    ("/api/v1/nodes/n1", "/api/v1/nodes/{name}"),
+    ("/api/v1/nodes/n1/status", "/api/v1/nodes/{name}/status"),
+    ("/api/v1/namespaces/ns", "/api/v1/namespaces/{name}"),
+    ("/api/v1/namespaces/ns/finalize", "/api/v1/namespaces/{name}/finalize"),
+    ("/api/v1/namespaces/ns/pods", "/api/v1/namespaces/{namespace}/pods"),
+    ("/api/v1/namespaces/ns/pods/p", "/api/v1/namespaces/{namespace}/pods/{name}"),
+    (
+        "/api/v1/namespaces/ns/pods/p/eviction",
+        "/api/v1/namespaces/{namespace}/pods/{name}/eviction",
+    ),
+    (
+        "/api/v1/namespaces/ns/pods/p/status",
+        "/api/v1/namespaces/{namespace}/pods/{name}/status",
+    ),
+    (
+        "/apis/apps/v1/namespaces/ns/deployments",
+        "/apis/apps/v1/namespaces/{namespace}/deployments",
+    ),
+    (
+        "/apis/apps/v1/namespaces/ns/deployments/d/scale",
+        "/apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale",
+    ),
+    ("/apis/coordination.k8s.io/v1", "/apis/coordination.k8s.io/v1"),
+    ("/version/x/y", "/{prefix}"),
+    (
+        "/api/v1/pods?resourceVersion=12&limit=500",
+        "/api/v1/pods?limit=%7Bvalue%7D&resourceVersion=%7Bvalue%7D",
+    ),
+]
+
+
+@pytest.mark.parametrize(("url", "template"), TEMPLATES)
 def test_url_template_is_client_gos(url: str, template: str) -> None:
     assert url_template(BASE + url) == BASE + template
+
+
+@pytest.mark.parametrize("base", [BASE, "http://127.0.0.1:8080", "https://[::1]:6443/prefix"])
+@pytest.mark.parametrize(("url", "template"), TEMPLATES)
+def test_a_request_is_timed_under_its_url_template(base: str, url: str, template: str) -> None:
+    registry = CollectorRegistry()
+    RequestMetrics(registry).observe("GET", base + url, "h", 200, 0.002)
+    labels = {"verb": "GET", "url": url_template(base + url)}
+    assert registry.get_sample_value("rest_client_request_duration_seconds_count", labels) == 1
+
+
+def test_requests_to_many_names_share_one_series_past_the_per_url_bound() -> None:
+    """A manager writes to more distinct URLs than the per-URL cache keeps: every request is
+    still timed, under the one template."""
+    registry = CollectorRegistry()
+    metrics = RequestMetrics(registry)
+    for n in range(5000):  # > the 4,096 URLs whose series are remembered
+        metrics.observe("PATCH", f"{BASE}/api/v1/namespaces/ns/pods/p{n}/status", "h", 200, 0.1)
+    labels = {
+        "verb": "PATCH",
+        "url": f"{BASE}/api/v1/namespaces/{{namespace}}/pods/{{name}}/status",
+    }
+    assert registry.get_sample_value("rest_client_request_duration_seconds_count", labels) == 5000
 
 
 async def test_every_round_trip_is_counted_by_code_method_and_host(

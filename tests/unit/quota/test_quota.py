@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from kcm.models import from_dict, to_dict
+from kcm.models.core_v1 import Pod
 from kcm.quota import (
     PersistentVolumeClaimEvaluator,
     PodEvaluator,
@@ -15,6 +17,7 @@ from kcm.quota import (
     ServiceEvaluator,
     calculate_usage,
     charge,
+    counts_against_quota,
     evaluator_for,
     next_status,
     to_json,
@@ -226,3 +229,31 @@ def test_ignored_and_unknown_kinds() -> None:
     assert widgets.matching_resources(["count/widgets.example.com", "pods"]) == [
         "count/widgets.example.com"
     ]
+
+
+@pytest.mark.parametrize(
+    ("phase", "deleted", "grace", "counts"),
+    [
+        ("Running", None, None, True),
+        ("Pending", None, None, True),
+        ("Succeeded", None, None, False),
+        ("Failed", None, None, False),
+        ("Running", "2024-05-01T10:00:00Z", 30, True),  # within its grace period
+        ("Running", "2024-05-01T09:00:00Z", 30, False),  # stuck terminating past it
+        ("Running", "2024-05-01T09:00:00Z", None, True),  # no grace period: still counted
+    ],
+)
+def test_a_typed_pod_counts_against_quota_as_its_wire_form_does(
+    phase: str, deleted: str | None, grace: int | None, counts: bool
+) -> None:
+    """The quota monitor checks its informer's typed pods without converting them."""
+    meta: dict[str, object] = {"name": "p", "namespace": "ns"}
+    if deleted is not None:
+        meta["deletionTimestamp"] = deleted
+    if grace is not None:
+        meta["deletionGracePeriodSeconds"] = grace
+    wire = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "status": {"phase": phase}}
+    pod = from_dict(Pod, wire)
+    now = datetime(2024, 5, 1, 10, 0, 10, tzinfo=UTC)
+    assert counts_against_quota(pod, now) is counts
+    assert counts_against_quota(to_dict(pod), now) is counts
