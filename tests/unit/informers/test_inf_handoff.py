@@ -19,7 +19,7 @@ from kcm.models import ObjectList, WatchEvent
 from kcm.models.core_v1 import ConfigMap
 from kcm.models.meta_v1 import ListMeta
 from kcm.testing import FakeClock
-from tests.unit.informers.inf_fakes import cm
+from tests.unit.informers.inf_fakes import bookmark, cm
 
 pytestmark = pytest.mark.anyio
 
@@ -107,3 +107,54 @@ async def test_after_a_large_list_the_watch_waits_for_the_informer_and_its_handl
     assert lw.queued_when_read[0] <= _FIFO_HIGH_WATER_MARK
     assert max(lw.queued_when_read) <= _FIFO_HIGH_WATER_MARK + _HANDOFF_EVERY
     assert max(lags) <= 3 * _HANDOFF_EVERY
+
+
+class EagerWatchList:
+    """A server that supports watch-list: initial ADDED events, the end bookmark, then a
+    stream of MODIFIED events, all without ever awaiting."""
+
+    def __init__(self, listed: int, queued: Callable[[], int]) -> None:
+        self.listed = listed
+        self.queued = queued
+        self.queued_when_read: list[int] = []
+
+    async def list(self, **kwargs: Any) -> ObjectList[ConfigMap]:
+        raise AssertionError("the watch-list sync should not fall back to LIST")
+
+    @asynccontextmanager
+    async def watch(self, **kwargs: Any) -> AsyncIterator[AsyncIterator[WatchEvent[ConfigMap]]]:
+        async def stream() -> AsyncIterator[WatchEvent[ConfigMap]]:
+            if not kwargs.get("send_initial_events"):
+                await anyio.sleep_forever()
+            for i in range(self.listed):
+                yield WatchEvent(type="ADDED", object=cm(f"o{i}", 1))
+            yield bookmark(1, end=True)
+            for rv in range(2, EVENTS + 2):
+                self.queued_when_read.append(self.queued())
+                yield WatchEvent(type="MODIFIED", object=cm(f"o{rv % KEYS}", rv))
+            await anyio.sleep_forever()
+
+        yield stream()
+
+
+async def test_after_a_watch_list_sync_the_stream_waits_for_the_informer() -> None:
+    informer: SharedIndexInformer[ConfigMap]
+    lw = EagerWatchList(listed=2000, queued=lambda: len(informer._fifo))
+    informer = SharedIndexInformer(lw, watch_list=True, clock=FakeClock())
+    updates = 0
+    done = anyio.Event()
+
+    def on_update(old: ConfigMap, new: ConfigMap) -> None:
+        nonlocal updates
+        updates += 1
+        if updates == EVENTS:
+            done.set()
+
+    informer.add_event_handler(on_update=on_update)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            await tg.start(informer.run)
+            await done.wait()
+            tg.cancel_scope.cancel()
+    assert lw.queued_when_read[0] <= _FIFO_HIGH_WATER_MARK
+    assert max(lw.queued_when_read) <= _FIFO_HIGH_WATER_MARK + _HANDOFF_EVERY
