@@ -267,8 +267,8 @@ class DeltaFIFO(Generic[T]):
 
         The reflector calls this before it reads more of a watch, so events are decoded only
         as fast as the informer applies them: each queued change holds a decoded object, and
-        a backlog of them fragments the heap for good (docs/benchmarks.md, "informer memory
-        in flush mode").
+        a backlog of them fragments the heap for good (docs/benchmarks.md, informer_throughput,
+        "memory in flush mode").
         """
         await anyio.lowlevel.checkpoint()
         mark = self._high_water_mark

@@ -47,8 +47,8 @@ least one batch per turn, so a slow handler is no slower than before). A count a
 cheap handler that is behind catch up at only 64 notifications per turn, while the watch
 decodes 32 events per turn: with 20,000 initial adds to drain, 10,000 watch updates piled up
 behind them, each holding a replaced object (110 MB more at the peak, 23.0 instead of 15.7 KB
-per cached pod after, from fragmented pymalloc arenas; docs/benchmarks.md, "informer memory in
-flush mode")."""
+per cached pod after, from fragmented pymalloc arenas; docs/benchmarks.md, informer_throughput,
+"memory in flush mode")."""
 
 
 class ResourceEventHandler(Protocol[T_contra]):
