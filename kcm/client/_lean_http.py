@@ -163,6 +163,14 @@ class _Connection:
 
     async def read_piece(self, read_timeout: float | None) -> bytes | None:
         """The body bytes received since the last call (None at the end of the body)."""
+        pieces = await self.read_pieces(read_timeout)
+        if pieces is None:
+            return None
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+    async def read_pieces(self, read_timeout: float | None) -> list[bytes] | None:
+        """The body pieces received since the last call, as framed (one per chunk of a chunked
+        body; None at the end of the body). Nothing is joined: a watch's chunks are its lines."""
         while True:
             if self._pieces:
                 pieces, self._pieces = self._pieces, []
@@ -170,7 +178,7 @@ class _Connection:
                 if self._paused:
                     self._paused = False
                     self.transport.resume_reading()
-                return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+                return pieces
             if self._error is not None:
                 raise self._error
             answer = self._answer
@@ -262,6 +270,20 @@ class _Connection:
             return
         self._pieces.append(data)
         self._queued += len(data)
+        self._stream_pieces_queued()
+
+    def _emit_chunks(self, answer: _Answer, chunks: list[bytes]) -> None:
+        """:meth:`_emit` for the chunks parsed out of one read, at once."""
+        if not self._streaming:
+            body = answer.body
+            for data in chunks:
+                body += data
+            return
+        self._pieces += chunks
+        self._queued += sum(map(len, chunks))
+        self._stream_pieces_queued()
+
+    def _stream_pieces_queued(self) -> None:
         if self._queued > _STREAM_HIGH_WATER and not self._paused:
             self._paused = True
             self.transport.pause_reading()
@@ -373,39 +395,55 @@ class _Connection:
     def _parse_chunks(self, answer: _Answer) -> None:
         buf = self._buf
         pos = 0  # the buffer starts where the last call left off
-        while True:
-            if answer.chunk_left < 0:
-                end = buf.find(_CRLF, pos)
-                if end < 0:
-                    break
-                size_text = bytes(buf[pos:end]).split(b";", 1)[0].strip()
-                try:
-                    size = int(size_text, 16)
-                except ValueError:
-                    raise ProtocolError(f"bad chunk size: {size_text[:20]!r}") from None
-                if size == 0:
-                    # the last chunk: trailers (ignored) up to an empty line
-                    if buf[end + 2 : end + 4] == _CRLF:
-                        del buf[: end + 4]
-                        self._finish(answer)
-                        return
-                    trailers_end = buf.find(_HEADERS_END, end)
-                    if trailers_end < 0:
-                        break  # read the size line again when more bytes are in
-                    del buf[: trailers_end + 4]
-                    self._finish(answer)
-                    return
-                pos = end + 2
-                answer.chunk_left = size
-            if len(buf) - pos < answer.chunk_left + 2:
-                break
-            end = pos + answer.chunk_left
-            if buf[end : end + 2] != _CRLF:
-                raise ProtocolError("a chunk does not end with CRLF")
-            self._emit(answer, bytes(buf[pos:end]))
-            pos = end + 2
-            answer.chunk_left = -1
+        last_end = -1  # the end of the last chunk and its trailers, once seen
+        chunks: list[bytes] = []
+        # Chunk payloads are copied out once, through a view (a bytearray slice would be
+        # copied twice); the view is released before the buffer is resized.
+        try:
+            with memoryview(buf) as view:
+                while True:
+                    if answer.chunk_left < 0:
+                        end = buf.find(_CRLF, pos)
+                        if end < 0:
+                            break
+                        size = _chunk_size(buf[pos:end])
+                        if size == 0:
+                            # the last chunk: trailers (ignored) up to an empty line
+                            if buf[end + 2 : end + 4] == _CRLF:
+                                last_end = end + 4
+                            else:
+                                trailers_end = buf.find(_HEADERS_END, end)
+                                if trailers_end >= 0:
+                                    last_end = trailers_end + 4
+                            break  # without the empty line: read the size line again later
+                        pos = end + 2
+                        answer.chunk_left = size
+                    if len(buf) - pos < answer.chunk_left + 2:
+                        break
+                    end = pos + answer.chunk_left
+                    if not buf.startswith(_CRLF, end):
+                        raise ProtocolError("a chunk does not end with CRLF")
+                    chunks.append(bytes(view[pos:end]))
+                    pos = end + 2
+                    answer.chunk_left = -1
+        finally:  # on a framing error too: what came before it is delivered
+            if chunks:
+                self._emit_chunks(answer, chunks)
+        if last_end >= 0:
+            del buf[:last_end]
+            self._finish(answer)
+            return
         del buf[:pos]  # parsed: keep only what is left
+
+
+def _chunk_size(line: bytearray) -> int:
+    """The size on a chunk's size line (its extensions ignored)."""
+    if b";" in line:
+        line = line.split(b";", 1)[0]
+    try:
+        return int(line, 16)  # int() ignores surrounding whitespace
+    except ValueError:
+        raise ProtocolError(f"bad chunk size: {bytes(line.strip())[:20]!r}") from None
 
 
 class LeanPool:
@@ -621,6 +659,20 @@ class LeanStream(httpx.AsyncByteStream):
             if piece is None:
                 return
             yield piece
+
+    async def read_pieces(self) -> list[bytes] | None:
+        """The body pieces received since the last read, one per chunk (None at the end); for
+        a watch, which splits lines itself and so saves joining and re-splitting the chunks.
+
+        Raises:
+            the errors of iterating the stream (``httpx.ReadTimeout``, ``httpx.ReadError``,
+            ``httpx.RemoteProtocolError``).
+        """
+        conn = self._conn
+        if conn is None:
+            return None
+        with _http_errors():
+            return await conn.read_pieces(self._read)
 
     async def aclose(self) -> None:
         conn, self._conn = self._conn, None

@@ -11,12 +11,14 @@ carries a ``Status`` instead of a ``T``. Outcomes:
 * a read that waits ``idle_timeout`` seconds for bytes (on the injected clock) raises
   :class:`kcm.errors.RequestTimeout`.
 
-Lines are split into fresh ``bytes`` objects, so no decoded value keeps a big chunk alive.
+Lines are fresh ``bytes`` objects, so no decoded value keeps a big chunk alive: a line split
+out of a read, or, with kcm's own transport, the chunk that is exactly one line (newline
+included), which is the common case (the API server sends one chunk per event).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Generic, TypeVar, cast
 
 import anyio
@@ -27,6 +29,7 @@ from kcm.clock import Clock, move_on_after
 from kcm.errors import RequestTimeout, WatchDecodeError, api_error_from_status
 
 from ._errors import map_http_errors
+from ._lean_http import LeanStream
 
 __all__ = ["WatchStream", "decode_watch_line"]
 
@@ -36,7 +39,8 @@ _dict_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
 def decode_watch_line(line: bytes, decode: Callable[[bytes], T]) -> T:
-    """Decode one watch line with ``decode``; raise the typed error for ERROR or bad lines."""
+    """Decode one watch line (a trailing newline allowed) with ``decode``; raise the typed
+    error for ERROR or bad lines."""
     try:
         event = decode(line)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -45,6 +49,8 @@ def decode_watch_line(line: bytes, decode: Callable[[bytes], T]) -> T:
         if getattr(event, "type", None) != "ERROR":
             return event
         first_error = ValueError("ERROR event")
+    if line.endswith(b"\n"):  # a whole chunk (see WatchStream._split): report the line only
+        line = line[:-1]
     try:
         raw = _dict_decoder.decode(line)
     except msgspec.DecodeError:
@@ -84,6 +90,11 @@ class WatchStream(Generic[T]):
         self._clock = clock
         self._idle = idle_timeout
         self._by_transport = idle_timeout_by_transport
+        # kcm's own transport hands over a read's chunks unjoined (see _split).
+        stream = response.stream
+        self._pieces: Callable[[], Awaitable[list[bytes] | None]] | None = (
+            stream.read_pieces if isinstance(stream, LeanStream) else None
+        )
         self._lines: list[bytes] = []
         self._pos = 0
         self._rest = b""
@@ -98,7 +109,7 @@ class WatchStream(Generic[T]):
                 line = self._lines[self._pos]
                 self._lines[self._pos] = b""
                 self._pos += 1
-                if not line.strip():
+                if not line or line.isspace():  # not strip(): it copies a line ending in \n
                     continue
                 return decode_watch_line(line, self._decode)
             if self._done:
@@ -119,6 +130,8 @@ class WatchStream(Generic[T]):
         """
         self._done = True
         self._lines, self._pos = [], 0
+        if self._pieces is not None:
+            return  # read without the chunk iterator: nothing to finish
         for _ in range(1000):  # buffered chunks come back without a checkpoint; skip them
             with anyio.CancelScope() as scope:
                 scope.cancel()
@@ -129,16 +142,23 @@ class WatchStream(Generic[T]):
             if scope.cancelled_caught:
                 return
 
+    async def _read(self) -> list[bytes] | None:
+        """The pieces of the next read (None at the end of the body)."""
+        if self._pieces is not None:
+            return await self._pieces()
+        try:
+            return [await self._chunks.__anext__()]
+        except StopAsyncIteration:
+            return None
+
     async def _fill(self) -> None:
         # Each read may wait at most idle_timeout for the next bytes: the transport's read
         # timeout on the real clock, else a scope on the injected clock.
-        chunk: bytes | None = None
+        pieces: list[bytes] | None = None
         error: Exception | None = None
         if self._by_transport:
             try:
-                chunk = await self._chunks.__anext__()
-            except StopAsyncIteration:
-                chunk = None
+                pieces = await self._read()
             except httpx.TimeoutException as exc:
                 raise self._idle_error() from exc
             except Exception as exc:
@@ -146,22 +166,33 @@ class WatchStream(Generic[T]):
         else:
             async with move_on_after(self._clock, self._idle) as scope:
                 try:
-                    chunk = await self._chunks.__anext__()
-                except StopAsyncIteration:
-                    chunk = None
+                    pieces = await self._read()
                 except Exception as exc:  # re-raised below, outside the (fake-clock) task group
                     error = exc
-            if scope.cancelled_caught and chunk is None and error is None:
+            if scope.cancelled_caught and pieces is None and error is None:
                 raise self._idle_error()
         if error is not None:
             with map_http_errors(self._server):
                 raise error
-        if chunk is None:
+        if pieces is None:
             self._done = True
             rest, self._rest = self._rest, b""
             self._lines, self._pos = ([rest] if rest.strip() else []), 0
             return
-        data = self._rest + chunk if self._rest else chunk
-        lines = data.split(b"\n")
-        self._rest = lines.pop()
-        self._lines, self._pos = lines, 0
+        self._lines, self._pos = self._split(pieces), 0
+
+    def _split(self, pieces: list[bytes]) -> list[bytes]:
+        """The complete lines in ``pieces`` after what was left of the last read (kept until
+        its line ends). A piece that is exactly one line, as the API server sends them (one
+        chunk per event), is that line, newline included: no copy."""
+        lines: list[bytes] = []
+        rest = self._rest
+        for piece in pieces:
+            if not rest and piece.find(b"\n") == len(piece) - 1 and piece:
+                lines.append(piece)
+                continue
+            parts = (rest + piece if rest else piece).split(b"\n")
+            rest = parts.pop()
+            lines += parts
+        self._rest = rest
+        return lines
