@@ -114,6 +114,8 @@ def test_scaled_value_rejects(bad: object) -> None:
 def test_object_key() -> None:
     key = object_key(Pod(metadata=ObjectMeta(name="a", namespace="ns")))
     assert key == ObjectKey("ns", "a")
+    assert type(key) is ObjectKey  # built with tuple.__new__: still the named type
+    assert (key.namespace, key.name) == ("ns", "a")
     assert str(key) == "ns/a"
     assert str(ObjectKey("", "node-1")) == "node-1"
     assert ObjectKey.parse("ns/a") == key
