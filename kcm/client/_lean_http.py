@@ -406,7 +406,10 @@ class _Connection:
                         end = buf.find(_CRLF, pos)
                         if end < 0:
                             break
-                        size = _chunk_size(buf[pos:end])
+                        try:
+                            size = int(buf[pos:end], 16)  # int() ignores surrounding whitespace
+                        except ValueError:
+                            size = _chunk_size(buf[pos:end])  # extensions, or not a size
                         if size == 0:
                             # the last chunk: trailers (ignored) up to an empty line
                             if buf[end + 2 : end + 4] == _CRLF:
