@@ -49,6 +49,7 @@ from _kubelet import StandInKubelet
 from _processes import terminate
 from _results import pyplot, result_summary, save_plot, write_results
 
+from kcm.cli._event_loop import uses_uvloop
 from kcm.client import ApiClient, load_kubeconfig
 from kcm.informers import SharedInformerFactory
 from kcm.models.apps_v1 import Deployment
@@ -391,6 +392,8 @@ def main() -> None:
         "namespaces": args.namespaces,
         "qps": args.qps,
         "burst": args.burst,
+        # kcm runs on uvloop when it is installed (pykcm[cli] installs it)
+        "kcm_event_loop": "uvloop" if uses_uvloop() else "asyncio",
     }
     summary = result_summary(settings, results)
     if "go" in results and "kcm" in results:

@@ -19,11 +19,10 @@ connection never returns to the pool.
 from __future__ import annotations
 
 import collections
-import contextlib
 import math
 import ssl
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -691,14 +690,27 @@ class LeanStream(httpx.AsyncByteStream):
             self._pool._release(conn, False)
 
 
-@contextlib.contextmanager
-def _http_errors() -> Iterator[None]:
+class _HttpErrors:
+    """The connection's failures as httpx's transport errors (a class, not a generator
+    context manager: this wraps every request and every piece of a watch)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        if exc is None:
+            return
+        if isinstance(exc, TimeoutError):  # first: TimeoutError is an OSError
+            raise httpx.ReadTimeout("timed out waiting for the answer") from exc
+        if isinstance(exc, ProtocolError):
+            raise httpx.RemoteProtocolError(str(exc)) from exc
+        if isinstance(exc, OSError):
+            raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
+
+
+_HTTP_ERRORS = _HttpErrors()
+
+
+def _http_errors() -> _HttpErrors:
     """The connection's failures as httpx's transport errors."""
-    try:
-        yield
-    except TimeoutError as exc:  # first: TimeoutError is an OSError
-        raise httpx.ReadTimeout("timed out waiting for the answer") from exc
-    except ProtocolError as exc:
-        raise httpx.RemoteProtocolError(str(exc)) from exc
-    except OSError as exc:
-        raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
+    return _HTTP_ERRORS
