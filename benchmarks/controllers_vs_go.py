@@ -29,6 +29,7 @@ Exits with a message (status 0) when real-kube or its binaries are absent.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
 import os
@@ -49,7 +50,6 @@ from _kubelet import StandInKubelet
 from _processes import terminate
 from _results import pyplot, result_summary, save_plot, write_results
 
-from kcm.cli._event_loop import uses_uvloop
 from kcm.client import ApiClient, load_kubeconfig
 from kcm.informers import SharedInformerFactory
 from kcm.models.apps_v1 import Deployment
@@ -392,8 +392,10 @@ def main() -> None:
         "namespaces": args.namespaces,
         "qps": args.qps,
         "burst": args.burst,
-        # kcm runs on uvloop when it is installed (pykcm[cli] installs it)
-        "kcm_event_loop": "uvloop" if uses_uvloop() else "asyncio",
+        # kcm runs on uvloop when it is installed (pykcm[cli] installs it; kcm/cli/_event_loop.py)
+        "kcm_event_loop": "uvloop"
+        if importlib.util.find_spec("uvloop") and os.environ.get("KCM_EVENT_LOOP") != "asyncio"
+        else "asyncio",
     }
     summary = result_summary(settings, results)
     if "go" in results and "kcm" in results:
