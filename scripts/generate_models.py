@@ -511,11 +511,13 @@ class Gen:
                 "        # A Raw decoded from a response is a view that keeps the whole response"
             )
             lines.append(
-                "        # buffer alive (a cached pod would pin its 500-pod LIST page): own a copy."
+                "        # buffer alive (a cached pod would pin its 500-pod LIST page): own a copy,"
             )
+            lines.append("        # shared with the objects whose copy has the same bytes.")
+            self.imports[mod].add("from ._raw_fields import shared_raw")
             for fname in raw_fields:
                 lines.append(
-                    f'        msgspec.structs.force_setattr(self, "{fname}", self.{fname}.copy())'
+                    f'        msgspec.structs.force_setattr(self, "{fname}", shared_raw(self.{fname}))'
                 )
         micro = [
             py_field_name(a) for a, j in attrs.items() if j in MICRO_TIME_FIELDS.get(cls_name, ())

@@ -12,6 +12,7 @@ import msgspec
 
 from ._base import K8sStruct
 from ._frozen import Mapping, Sequence
+from ._raw_fields import shared_raw
 
 __all__ = [
     "APIGroup",
@@ -196,8 +197,9 @@ class ManagedFieldsEntry(K8sStruct, frozen=True):
 
     def __post_init__(self) -> None:
         # A Raw decoded from a response is a view that keeps the whole response
-        # buffer alive (a cached pod would pin its 500-pod LIST page): own a copy.
-        msgspec.structs.force_setattr(self, "fields_v1", self.fields_v1.copy())
+        # buffer alive (a cached pod would pin its 500-pod LIST page): own a copy,
+        # shared with the objects whose copy has the same bytes.
+        msgspec.structs.force_setattr(self, "fields_v1", shared_raw(self.fields_v1))
 
 
 class OwnerReference(K8sStruct, frozen=True):
