@@ -57,6 +57,15 @@ class EagerWatch:
         yield stream()
 
 
+async def run_until(informer: SharedIndexInformer[ConfigMap], done: anyio.Event) -> None:
+    """Run ``informer`` until ``done`` is set (10 s at most: a hang fails the test)."""
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            await tg.start(informer.run)
+            await done.wait()
+            tg.cancel_scope.cancel()
+
+
 async def test_handlers_keep_up_with_a_stream_that_never_waits() -> None:
     lw = EagerWatch()
     informer = SharedIndexInformer(lw)
@@ -69,11 +78,7 @@ async def test_handlers_keep_up_with_a_stream_that_never_waits() -> None:
             done.set()
 
     informer.add_event_handler(on_update=on_update)
-    with anyio.fail_after(10):
-        async with anyio.create_task_group() as tg:
-            await tg.start(informer.run)
-            await done.wait()
-            tg.cancel_scope.cancel()
+    await run_until(informer, done)
     assert len(lags) == EVENTS
     # The handler runs a batch or two behind the stream (trio schedules in rounds), never the
     # whole stream behind, as a loop that yields only when the connection has no data would.
@@ -98,11 +103,7 @@ async def test_after_a_large_list_the_watch_waits_for_the_informer_and_its_handl
             done.set()
 
     informer.add_event_handler(on_add=lambda obj: None, on_update=on_update)
-    with anyio.fail_after(10):
-        async with anyio.create_task_group() as tg:
-            await tg.start(informer.run)
-            await done.wait()
-            tg.cancel_scope.cancel()
+    await run_until(informer, done)
     assert len(lags) == EVENTS
     assert lw.queued_when_read[0] <= _FIFO_HIGH_WATER_MARK
     assert max(lw.queued_when_read) <= _FIFO_HIGH_WATER_MARK + _HANDOFF_EVERY
@@ -151,10 +152,6 @@ async def test_after_a_watch_list_sync_the_stream_waits_for_the_informer() -> No
             done.set()
 
     informer.add_event_handler(on_update=on_update)
-    with anyio.fail_after(10):
-        async with anyio.create_task_group() as tg:
-            await tg.start(informer.run)
-            await done.wait()
-            tg.cancel_scope.cancel()
+    await run_until(informer, done)
     assert lw.queued_when_read[0] <= _FIFO_HIGH_WATER_MARK
     assert max(lw.queued_when_read) <= _FIFO_HIGH_WATER_MARK + _HANDOFF_EVERY
