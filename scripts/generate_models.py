@@ -516,9 +516,8 @@ class Gen:
             lines.append("        # shared with the objects whose copy has the same bytes.")
             self.imports[mod].add("from ._raw_fields import shared_raw")
             for fname in raw_fields:
-                lines.append(
-                    f'        msgspec.structs.force_setattr(self, "{fname}", shared_raw(self.{fname}))'
-                )
+                setter = f'msgspec.structs.force_setattr(self, "{fname}", shared_raw(self.{fname}))'
+                lines.append(f"        {setter}")
         micro = [
             py_field_name(a) for a, j in attrs.items() if j in MICRO_TIME_FIELDS.get(cls_name, ())
         ]
