@@ -262,17 +262,13 @@ class _Connection:
             reader.set_result(None)
 
     def _emit(self, answer: _Answer, data: bytes) -> None:
-        """Body bytes: kept for the whole answer, or queued for a stream's reader (reading
-        paused while the reader is behind by more than a megabyte)."""
-        if not self._streaming:
-            answer.body += data
-            return
-        self._pieces.append(data)
-        self._queued += len(data)
-        self._stream_pieces_queued()
+        """Body bytes: kept for the whole answer, or queued for a stream's reader."""
+        self._emit_chunks(answer, [data])
 
     def _emit_chunks(self, answer: _Answer, chunks: list[bytes]) -> None:
-        """:meth:`_emit` for the chunks parsed out of one read, at once."""
+        """The body pieces parsed out of one read: kept for the whole answer, or queued for a
+        stream's reader at once (reading paused while the reader is behind by more than a
+        megabyte)."""
         if not self._streaming:
             body = answer.body
             for data in chunks:
@@ -280,9 +276,6 @@ class _Connection:
             return
         self._pieces += chunks
         self._queued += sum(map(len, chunks))
-        self._stream_pieces_queued()
-
-    def _stream_pieces_queued(self) -> None:
         if self._queued > _STREAM_HIGH_WATER and not self._paused:
             self._paused = True
             self.transport.pause_reading()

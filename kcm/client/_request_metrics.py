@@ -82,7 +82,7 @@ class RequestMetrics:
             # must stay cheap, so the series are found by template, not made again
             if len(self._latencies) >= _MAX_URLS:
                 self._latencies.clear()
-            template = _template_of_plain(url) or url_template(url)
+            template = url_template(url)
             latency = self._series.get((method, template))
             if latency is None:
                 latency = self._series[method, template] = self.duration.labels(method, template)
@@ -137,6 +137,9 @@ def _log_body(what: str, body: bytes | None) -> None:
 def url_template(url: str) -> str:
     """client-go's ``finalURLTemplate``: the URL with a name, namespace and query values
     replaced by ``{name}``, ``{namespace}`` and ``{value}``."""
+    plain = _template_of_plain(url)
+    if plain is not None:  # most URLs: no parse (a manager writes to one URL per object)
+        return plain
     parts = urlsplit(url)
     query = ""
     if parts.query:
