@@ -19,7 +19,7 @@ included), which is the common case (the API server sends one chunk per event).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 import anyio
 import httpx
@@ -29,13 +29,23 @@ from kcm.clock import Clock, move_on_after
 from kcm.errors import RequestTimeout, WatchDecodeError, api_error_from_status
 
 from ._errors import map_http_errors
-from ._lean_http import LeanStream
 
 __all__ = ["WatchStream", "decode_watch_line"]
 
 T = TypeVar("T")
 
 _dict_decoder = msgspec.json.Decoder(dict[str, Any])
+
+
+@runtime_checkable
+class PieceStream(Protocol):
+    """A response body that can hand over a read's pieces as framed (one per HTTP chunk),
+    unjoined: kcm's own transport streams are; a watch then takes a chunk that is one line as
+    the line, with no join and re-split."""
+
+    async def read_pieces(self) -> list[bytes] | None:
+        """The pieces received since the last call (None at the end of the body)."""
+        ...
 
 
 def decode_watch_line(line: bytes, decode: Callable[[bytes], T]) -> T:
@@ -90,10 +100,10 @@ class WatchStream(Generic[T]):
         self._clock = clock
         self._idle = idle_timeout
         self._by_transport = idle_timeout_by_transport
-        # kcm's own transport hands over a read's chunks unjoined (see _split).
+        # a stream that hands over a read's chunks unjoined (see _split), as kcm's own does
         stream = response.stream
         self._pieces: Callable[[], Awaitable[list[bytes] | None]] | None = (
-            stream.read_pieces if isinstance(stream, LeanStream) else None
+            stream.read_pieces if isinstance(stream, PieceStream) else None
         )
         self._lines: list[bytes] = []
         self._pos = 0

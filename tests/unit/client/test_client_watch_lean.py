@@ -12,8 +12,9 @@ import pytest
 from kcm.client import ApiClient, ClientConfig
 from kcm.client._lean_http import LeanStream
 from kcm.client._watch import WatchStream
+from kcm.clock import SYSTEM_CLOCK
 from kcm.errors import ResourceExpired, WatchDecodeError
-from kcm.models import Pod, WatchEvent
+from kcm.models import Pod, WatchEvent, decoder
 
 from .test_client_lean_http import CHUNKED_HEAD, Reply, chunk, open_stream, pooled, serving
 from .test_client_watch import GONE, event
@@ -114,3 +115,34 @@ async def test_a_stream_with_chunk_extensions_is_read() -> None:
     async with serving(lambda head: [body]) as server:
         events = await watch_all(server.port)
     assert [ev.object.metadata.name for ev in events] == ["x"]
+
+
+class _PiecesOnly(httpx.AsyncByteStream):
+    """Any stream with ``read_pieces`` (not kcm's LeanStream): the watch reads through it."""
+
+    def __init__(self, reads: list[list[bytes]]) -> None:
+        self.reads = reads
+
+    async def read_pieces(self) -> list[bytes] | None:
+        return self.reads.pop(0) if self.reads else None
+
+    async def __aiter__(self):  # type: ignore[override]
+        raise AssertionError("the watch must read pieces, not iterate the stream")
+        yield b""  # pragma: no cover
+
+
+async def test_any_stream_with_read_pieces_is_read_by_pieces() -> None:
+    a, b, c = (event("MODIFIED", "p", str(rv)) for rv in range(2, 5))
+    body = _PiecesOnly([[a, b[:9]], [b[9:] + c]])
+    response = httpx.Response(200, stream=body)
+    stream = WatchStream(
+        response,
+        decoder(WatchEvent[Pod]).decode,
+        server="test",
+        clock=SYSTEM_CLOCK,
+        idle_timeout=60.0,
+        idle_timeout_by_transport=True,
+    )
+    versions = [ev.object.metadata.resource_version async for ev in stream]
+    assert versions == ["2", "3", "4"]
+    assert body.reads == []
