@@ -449,7 +449,9 @@ def _plot(summary: dict[str, Any]) -> None:
         values = summary.get("runs_cpu_to_quiet", {}).get(m, [])
         ax.plot([i + width] * len(values), values, "k.", markersize=4)
     ax.set_xticks(range(2), labels)
-    ax.set_ylabel("CPU seconds (bars: the median run; dots: each run to quiet)")
+    ax.set_ylabel("CPU seconds")
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.3)  # room for the legend above the dots
+    ax.set_title("bars: the median run; dots: each run, to quiet", fontsize=9)
     ax.legend(fontsize=8)
     for m, label in zip(managers, labels, strict=True):
         timeline = summary["results"][m]["timeline"]
