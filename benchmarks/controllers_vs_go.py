@@ -344,9 +344,9 @@ def measure(manager: str, args: argparse.Namespace) -> dict[str, Any]:
 def run_orders(managers: list[str], repeat: int) -> list[list[str]]:
     """The order of the runs: each manager ``repeat`` times, the order reversed every round.
 
-    Whichever manager runs second on the shared 2-core machine tends to measure higher (on 26
-    November: Go 13.66 s first, 14.55 s second; kcm 13.73 s first, 15.04 s second), so a
-    single pair favours the manager that runs first; alternating evens that out.
+    Either manager varies by 20-35 % between runs on the shared 2-core machine, and in two
+    single pairs the one that ran second measured higher (docs/benchmarks.md, "26 November,
+    night"): alternating keeps any such order effect out of the medians.
     """
     return [managers if i % 2 == 0 else managers[::-1] for i in range(repeat)]
 
