@@ -470,6 +470,7 @@ class LeanPool:
         self._keepalive = keepalive
         self._idle: list[_Connection] = []
         self._open: set[_Connection] = set()  # idle and busy: close() closes every one
+        self._closed = False  # after close(): a connection made then is closed at once
         self._busy = 0
         self._waiters: collections.deque[Any] = collections.deque()  # asyncio futures
         self._head_cache: dict[tuple[Any, ...], bytes] = {}
@@ -491,6 +492,9 @@ class LeanPool:
                     lambda: _Connection(loop), self._host, self._port, **kwargs
                 )
             assert isinstance(conn, _Connection)
+            if self._closed:  # closed while connecting: the connection would outlive it
+                conn.close()
+                raise httpx.ConnectError("the client's connection pool is closed")
             self._open.add(conn)
         except TimeoutError as exc:
             raise httpx.ConnectTimeout("connect timed out") from exc
@@ -626,7 +630,10 @@ class LeanPool:
 
     def close(self) -> None:
         """Close every connection, idle or busy (as aiohttp's connector does): a response
-        its caller dropped without closing it must not keep a socket open past its client."""
+        its caller dropped without closing it must not keep a socket open past its client.
+        A request still connecting gets ``httpx.ConnectError`` and its connection is closed
+        as soon as it is made."""
+        self._closed = True
         self._idle = []
         conns, self._open = self._open, set()
         for conn in conns:

@@ -8,11 +8,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
+import anyio
+import anyio.lowlevel
 import httpx
 import pytest
 
 from kcm.client import ApiClient, ClientConfig
+from kcm.client import _lean_http as lean_http
 from kcm.client._lean_http import LeanPool, LeanStream
 from kcm.client._transport import _LEAN_POOLS, AiohttpTransport
 
@@ -397,4 +401,47 @@ async def test_closing_the_pool_closes_a_stream_its_caller_dropped() -> None:
         assert conn.closed
         assert conn.transport.is_closing()
         del stream  # and a dropped stream gives its slot back
+        assert pool._busy == 0
+
+
+async def test_a_connection_made_after_the_pool_closed_is_closed_not_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A request connecting while its client closes: the connection it gets would belong to
+    nothing and stay open (an unclosed transport at the next GC). It is closed at once and
+    the request fails with ConnectError."""
+    made: list[Any] = []
+    gate = asyncio.Event()
+    real = asyncio.get_running_loop()
+
+    class GatedLoop:  # the real loop; create_connection returns only once the gate opens
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        async def create_connection(self, *args: Any, **kwargs: Any) -> Any:
+            result = await real.create_connection(*args, **kwargs)
+            made.append(result[1])
+            await gate.wait()
+            return result
+
+    monkeypatch.setattr(lean_http, "_loop", GatedLoop)
+    failed: list[httpx.ConnectError] = []
+
+    async def request(pool: LeanPool, server: Server) -> None:
+        try:
+            await send(pool, server)
+        except httpx.ConnectError as exc:
+            failed.append(exc)
+
+    async with serving(lambda head: [ok(b"{}")]) as server, pooled(server) as pool:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(request, pool, server)
+            while not made:  # until the connection exists (checkpoints, no clock)
+                await anyio.lowlevel.checkpoint()
+            pool.close()
+            gate.set()
+        assert [str(exc) for exc in failed] == ["the client's connection pool is closed"]
+        assert made[0].closed
+        assert made[0].transport.is_closing()
+        assert pool._open == set()
         assert pool._busy == 0
