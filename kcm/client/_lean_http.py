@@ -270,9 +270,8 @@ class _Connection:
         stream's reader at once (reading paused while the reader is behind by more than a
         megabyte)."""
         if not self._streaming:
-            body = answer.body
             for data in chunks:
-                body += data
+                answer.body += data  # a bytearray: extended in place
             return
         self._pieces += chunks
         self._queued += sum(map(len, chunks))
@@ -594,7 +593,7 @@ class LeanPool:
         conn = await self._acquire(connect)
         reusable = False
         try:
-            with _http_errors():
+            with _HTTP_ERRORS:
                 answer = await conn.exchange(data, request.method == "HEAD", read)
             reusable = answer.keep_alive
             return answer.status, answer.headers, bytes(answer.body)
@@ -620,7 +619,7 @@ class LeanPool:
         data = head if not body else head + body
         conn = await self._acquire(connect)
         try:
-            with _http_errors():
+            with _HTTP_ERRORS:
                 answer = await conn.start_stream(data, read)
         except BaseException:
             conn.end_stream()
@@ -656,7 +655,7 @@ class LeanStream(httpx.AsyncByteStream):
         if conn is None:
             return
         while True:
-            with _http_errors():
+            with _HTTP_ERRORS:
                 piece = await conn.read_piece(self._read)
             if piece is None:
                 return
@@ -673,7 +672,7 @@ class LeanStream(httpx.AsyncByteStream):
         conn = self._conn
         if conn is None:
             return None
-        with _http_errors():
+        with _HTTP_ERRORS:
             return await conn.read_pieces(self._read)
 
     async def aclose(self) -> None:
@@ -709,8 +708,4 @@ class _HttpErrors:
 
 
 _HTTP_ERRORS = _HttpErrors()
-
-
-def _http_errors() -> _HttpErrors:
-    """The connection's failures as httpx's transport errors."""
-    return _HTTP_ERRORS
+"""``with _HTTP_ERRORS:`` maps the connection's failures (it keeps no state: one serves all)."""

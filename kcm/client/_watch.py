@@ -198,7 +198,7 @@ class WatchStream(Generic[T]):
         lines: list[bytes] = []
         rest = self._rest
         for piece in pieces:
-            if not rest and piece.find(b"\n") == len(piece) - 1 and piece:
+            if piece and not rest and piece.find(b"\n") == len(piece) - 1:
                 lines.append(piece)
                 continue
             parts = (rest + piece if rest else piece).split(b"\n")
